@@ -1,0 +1,79 @@
+"""Configuration of the model engine and the KV manager."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ModelConfig(BaseModel):
+    """Which model runs and how."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: str = "smollm2"
+    """Short name of the embedded model, a local HF model directory, a .gguf file, or an HF id."""
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    """Weight and KV dtype. float32 is exact on CPU; half types halve KV bytes."""
+    device: str = "cpu"
+    """torch device, or 'auto' to let accelerate place a model larger than one device."""
+    prefill_chunk: int = Field(1024, ge=16)
+    """Tokens per prefill forward pass; only the last logits of a chunk are kept."""
+    obs_window: int = Field(32, ge=1)
+    """Attention statistics of a prefill chunk come from its last W queries only."""
+    threads: int | None = None
+    """torch intra-op threads; None keeps torch's default."""
+
+
+class KVConfig(BaseModel):
+    """Knobs of the KV manager: budget, scoring weights, lifecycle and compression cadence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: str = "default"
+    """Policy name: full, window, h2o, snapkv, tova, codecomp, commitkv, default."""
+    mode: Literal["selective", "merge", "hybrid"] = "hybrid"
+    """selective drops only; merge merges only; hybrid keeps, merges and drops."""
+    budget_tokens: int | None = None
+    """Hard cap on physical slots. None means use target_ratio of the logical length."""
+    target_ratio: float = Field(1.0, gt=0.0, le=1.0)
+    """Fraction of the logical length kept when budget_tokens is None (1.0 = no compression)."""
+    min_tokens: int = Field(256, ge=0)
+    """Below this many physical slots compression does nothing."""
+    structural_weight: float = 0.5
+    """Weight a of the structural term in score = a*structural + b*semantic + c*temporal."""
+    semantic_weight: float = 0.3
+    """Weight b of the semantic (attention mass) term."""
+    temporal_weight: float = 0.2
+    """Weight c of the temporal (recency and access heat) term."""
+    depth_decay: float = 0.85
+    """Structural weight is multiplied by depth_decay ** depth."""
+    boundary_bonus: float = 0.2
+    """Added to the structural weight of a block-boundary token."""
+    recency_halflife: int = Field(512, ge=1)
+    """Logical positions after which the recency term halves."""
+    attn_decay: float = Field(0.9, gt=0.0, le=1.0)
+    """Per-forward decay applied to the decayed attention mass accumulator."""
+    merge_threshold: float = Field(0.9, ge=-1.0, le=1.0)
+    """Minimum key cosine similarity for two slots of the same block to merge."""
+    keep_fraction: float = Field(0.7, ge=0.0, le=1.0)
+    """In hybrid mode, share of the budget filled by the top scorers kept as they are."""
+    score_update_freq: int = Field(64, ge=1)
+    """Generated tokens between two compression checks during decode."""
+    commit_threshold: float = Field(0.02, ge=0.0)
+    """Decayed attention mass per slot (mean over layers/heads) under which a span counts as cold."""
+    cold_checks: int = Field(3, ge=1)
+    """Consecutive cold checks that move a span active -> staged -> committed."""
+    compression_interval: int = Field(256, ge=1)
+    """Appended tokens between two lifecycle checks."""
+    summary_entries: int = Field(4, ge=1)
+    """Summary slots a committed span of one block is merged into (CommitKV)."""
+    pinned_cap: float = Field(0.5, gt=0.0, le=1.0)
+    """Pinned slots may use at most this share of the budget; past it the oldest are merged."""
+    sink_tokens: int = Field(4, ge=0)
+    """Attention-sink tokens at the start that every policy keeps."""
+    recent_tokens: int = Field(64, ge=0)
+    """Most recent tokens that every policy keeps."""
+    pool_kernel: int = Field(7, ge=1)
+    """SnapKV: max-pool kernel over observation-window attention."""
