@@ -1,0 +1,215 @@
+"""Benchmark tasks: the JSONL format of ``shared/bench/TASKS.md``, loading, saving, span kinds.
+
+A task is a rendered agent context (segments, one chat message each), the subtasks committed
+before the probe, and a probe: a prompt that starts an assistant message and the target text the
+model should produce next. Unknown fields (``meta``...) are ignored, never rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codeagent.errors import InputError
+from codeagent.kvcache.languages import language_for_fence, language_for_path
+from codeagent.kvcache.tags import SegmentKind, SpanInfo
+
+Role = Literal["system", "user", "assistant", "tool"]
+Kind = Literal["text", "plan", "code", "tool_call", "tool_output"]
+
+
+class Segment(BaseModel):
+    """One message of the context."""
+
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True, frozen=True)
+
+    role: Role
+    """Chat role: system, user, assistant or tool."""
+    kind: Kind
+    """What the message is: text, plan, code, tool_call or tool_output."""
+    subtask: str | None = None
+    """The plan step the segment belongs to, or None."""
+    text: str
+    """The message text, without chat-template scaffolding."""
+
+
+class Probe(BaseModel):
+    """What follows the context: an assistant prompt and the expected continuation."""
+
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True, frozen=True)
+
+    prompt: str
+    """Start of an assistant message, appended after the context and never compressed."""
+    target: str = Field(min_length=1)
+    """The text the model should produce next."""
+
+
+class Task(BaseModel):
+    """One benchmark task: a context, the commits made in it, and a probe."""
+
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
+
+    id: str = Field(min_length=1)
+    """Unique id within a task file."""
+    family: str = Field(min_length=1)
+    """Task family (signature_recall, next_line, session, or any name a foreign file uses)."""
+    segments: list[Segment] = Field(min_length=1)
+    """The context, one chat message per segment, in order."""
+    commits: list[str] = Field(default_factory=list)
+    """Subtasks finished before the probe, in order."""
+    n_context_tokens: int | None = Field(default=None, ge=0)
+    """Informational context length in tokens; runners recount with their own tokenizer."""
+    probe: Probe
+    """The probe prompt and target."""
+
+
+def _first_error(exc: ValidationError) -> str:
+    """One-line rendering of a pydantic error: ``loc: message`` (+ how many more)."""
+    errors = exc.errors()
+    first = errors[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "task"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{loc}: {first['msg']}{more}"
+
+
+def parse_task_line(line: str, where: str) -> Task:
+    """Parse one JSONL line into a Task; ``where`` (``file:line``) prefixes any error message."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: a task must be a JSON object, got {type(data).__name__}")
+    try:
+        return Task.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"{where}: invalid task: {_first_error(exc)}") from None
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """Read a JSONL task file; blank lines are skipped.
+
+    Raises InputError with a one-line ``file:line: ...`` message for a missing or unreadable file,
+    bad JSON, a schema error, a duplicate id, or a file holding no task.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"task file not found: {p}")
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read task file {p}: {exc}") from None
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        task = parse_task_line(line, f"{p}:{no}")
+        if task.id in seen:
+            raise InputError(f"{p}:{no}: duplicate task id {task.id!r} (first on line {seen[task.id]})")
+        seen[task.id] = no
+        tasks.append(task)
+    if not tasks:
+        raise InputError(f"task file is empty: {p}")
+    return tasks
+
+
+def dump_tasks(tasks: Iterable[Task], path: str | Path) -> Path:
+    """Write tasks as JSONL, one per line, with every field the models hold (a subclass's ``meta`` too)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w", encoding="utf-8") as fh:
+        for task in tasks:
+            fh.write(json.dumps(task.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    return p
+
+
+# --- span kinds -------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^```([^\n`]*)$", re.MULTILINE)
+_VIEW_CALL = re.compile(r"^\s*(?:view|open|cat|show|read_file)\s+(\S+)")
+_TEST_CALL = re.compile(r"\b(?:pytest|run_tests|unittest|tox|nox|npm test|cargo test|go test)\b")
+_VIEW_LINE = re.compile(r"^\s*\d+\t")
+_TEST_OUTPUT = re.compile(
+    r"(=+ test session starts =+|=+ FAILURES =+|=+ short test summary info =+|"
+    r"^(?:FAILED|PASSED|ERROR) \S+::|\b\d+ (?:passed|failed)\b|^Ran \d+ tests? in )",
+    re.MULTILINE,
+)
+
+
+def fence_language(text: str) -> str | None:
+    """Language named by the first Markdown fence in ``text`` (``python``, ``ts``...), or None."""
+    m = _FENCE.search(text)
+    return language_for_fence(m.group(1)) if m and m.group(1).strip() else None
+
+
+def viewed_path(call_text: str) -> str | None:
+    """The path a ``view path`` style tool call opens, or None."""
+    m = _VIEW_CALL.match(call_text)
+    return m.group(1).rstrip(":,") if m else None
+
+
+def looks_like_file_view(text: str) -> bool:
+    """True when most non-empty lines are line-numbered (``  12\\tcode``)."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return bool(lines) and sum(1 for ln in lines if _VIEW_LINE.match(ln)) >= 0.8 * len(lines)
+
+
+def looks_like_test_log(text: str, call_text: str | None = None) -> bool:
+    """True for the output of a test run (pytest, unittest, ...)."""
+    return bool(call_text and _TEST_CALL.search(call_text)) or bool(_TEST_OUTPUT.search(text))
+
+
+def segment_kind_to_span(seg: Segment, prev: Segment | None = None, first_user: bool = False) -> SpanInfo:
+    """Map a TASKS.md segment to the SpanInfo the engine appends it with.
+
+    ``prev`` is the segment just before (a tool call tells what its output is);
+    ``first_user`` marks the first user text, which is the issue statement.
+    """
+    kind: SegmentKind
+    language: str | None = None
+    if seg.kind == "text":
+        if seg.role == "system":
+            kind = SegmentKind.SYSTEM
+        elif seg.role == "user" and first_user:
+            kind = SegmentKind.ISSUE
+        else:
+            kind = SegmentKind.TEXT
+    elif seg.kind == "plan":
+        kind = SegmentKind.PLAN
+    elif seg.kind == "code":
+        kind, language = SegmentKind.CODE, fence_language(seg.text)
+    elif seg.kind == "tool_call":
+        kind = SegmentKind.TOOL_CALL
+    else:
+        call = prev.text if prev is not None and prev.kind == "tool_call" else None
+        path = viewed_path(call) if call else None
+        if path is not None or looks_like_file_view(seg.text):
+            kind, language = SegmentKind.FILE_VIEW, language_for_path(path) if path else None
+        elif looks_like_test_log(seg.text, call):
+            kind = SegmentKind.TEST_LOG
+        else:
+            kind = SegmentKind.TOOL_OUTPUT
+    return SpanInfo(kind=kind, subtask=seg.subtask, language=language)
+
+
+def task_spans(task: Task) -> list[SpanInfo]:
+    """SpanInfo for every segment of a task, in order."""
+    spans: list[SpanInfo] = []
+    seen_user = False
+    prev: Segment | None = None
+    for seg in task.segments:
+        first_user = seg.role == "user" and seg.kind == "text" and not seen_user
+        seen_user = seen_user or first_user
+        spans.append(segment_kind_to_span(seg, prev, first_user))
+        prev = seg
+    return spans
+
+
+def render_chatml(segments: Iterable[Segment]) -> str:
+    """The context as the embedded model's ChatML template renders it (one message per segment)."""
+    return "".join(f"<|im_start|>{s.role}\n{s.text}<|im_end|>\n" for s in segments)

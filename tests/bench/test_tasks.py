@@ -1,0 +1,144 @@
+"""Task format: loading, rejection with line numbers, span kinds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codeagent.bench.tasks import (
+    Segment,
+    Task,
+    dump_tasks,
+    load_tasks,
+    render_chatml,
+    segment_kind_to_span,
+    task_spans,
+)
+from codeagent.errors import InputError
+from codeagent.kvcache.tags import SegmentKind
+
+# The example of shared/bench/TASKS.md, verbatim.
+EXAMPLE = """{"id": "sigrecall-0007",
+ "family": "signature_recall",
+ "segments": [
+   {"role": "system",    "kind": "text",        "subtask": null, "text": "You are a coding agent..."},
+   {"role": "user",      "kind": "text",        "subtask": null, "text": "Add retry support to ..."},
+   {"role": "assistant", "kind": "plan",        "subtask": null, "text": "1. Read ...\\n2. ..."},
+   {"role": "assistant", "kind": "tool_call",   "subtask": "s1", "text": "view pkg/util.py"},
+   {"role": "tool",      "kind": "tool_output", "subtask": "s1", "text": "<file contents>"},
+   {"role": "assistant", "kind": "code",        "subtask": "s2", "text": "```python\\n...\\n```"}
+ ],
+ "commits": ["s1"],
+ "n_context_tokens": 4123,
+ "probe": {"prompt": "```python\\ndef fetch_with_retry(", "target": "url, retries=3, backoff=0.5):"}}"""
+
+
+def good(i: int = 0, **over) -> dict:
+    row = json.loads(EXAMPLE)
+    row["id"] = f"t-{i}"
+    row.update(over)
+    return row
+
+
+def write(tmp_path: Path, lines: list[str]) -> Path:
+    p = tmp_path / "tasks.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_tasks_md_example_parses(tmp_path):
+    p = write(tmp_path, [json.dumps(json.loads(EXAMPLE))])
+    [task] = load_tasks(p)
+    assert task.id == "sigrecall-0007" and task.commits == ["s1"] and task.n_context_tokens == 4123
+    assert task.probe.target == "url, retries=3, backoff=0.5):"
+    assert [s.kind for s in task.segments][-1] == "code"
+
+
+def test_unknown_fields_ignored_and_roundtrip(tmp_path):
+    row = good(meta={"file": "x.py"}, extra_top=1)
+    row["segments"][0]["colour"] = "blue"
+    row["probe"]["hint"] = "none"
+    [task] = load_tasks(write(tmp_path, [json.dumps(row)]))
+    assert not hasattr(task, "meta")
+    out = dump_tasks([task], tmp_path / "out" / "again.jsonl")
+    assert load_tasks(out) == [task]
+
+
+def test_bad_json_reports_line_3(tmp_path):
+    p = write(tmp_path, [json.dumps(good(0)), json.dumps(good(1)), '{"id": "t-2", "family": ', json.dumps(good(3))])
+    with pytest.raises(InputError, match=r"tasks\.jsonl:3: invalid JSON"):
+        load_tasks(p)
+
+
+def test_bad_role_reports_line_2(tmp_path):
+    bad = good(1)
+    bad["segments"][2]["role"] = "robot"
+    p = write(tmp_path, [json.dumps(good(0)), json.dumps(bad)])
+    with pytest.raises(InputError, match=r"tasks\.jsonl:2: invalid task: segments\.2\.role") as err:
+        load_tasks(p)
+    assert "\n" not in str(err.value)
+
+
+def test_bad_kind_and_missing_probe(tmp_path):
+    bad = good(0)
+    bad["segments"][0]["kind"] = "essay"
+    with pytest.raises(InputError, match=r":1: invalid task: segments\.0\.kind"):
+        load_tasks(write(tmp_path, [json.dumps(bad)]))
+    missing = good(0)
+    del missing["probe"]
+    with pytest.raises(InputError, match=r":1: invalid task: probe: Field required"):
+        load_tasks(write(tmp_path, [json.dumps(missing)]))
+
+
+def test_blank_lines_skipped_but_line_numbers_kept(tmp_path):
+    bad = good(1)
+    bad["probe"] = {"prompt": "x"}
+    p = write(tmp_path, [json.dumps(good(0)), "", "   ", json.dumps(bad)])
+    with pytest.raises(InputError, match=r":4: invalid task: probe\.target"):
+        load_tasks(p)
+
+
+def test_duplicate_empty_missing_and_non_object(tmp_path):
+    with pytest.raises(InputError, match=r":2: duplicate task id 't-0' \(first on line 1\)"):
+        load_tasks(write(tmp_path, [json.dumps(good(0)), json.dumps(good(0))]))
+    with pytest.raises(InputError, match="empty"):
+        load_tasks(write(tmp_path, [""]))
+    with pytest.raises(InputError, match="not found"):
+        load_tasks(tmp_path / "nope.jsonl")
+    with pytest.raises(InputError, match=r":1: a task must be a JSON object"):
+        load_tasks(write(tmp_path, ["[1, 2]"]))
+
+
+def test_span_kinds():
+    segs = [
+        Segment(role="system", kind="text", text="You are..."),
+        Segment(role="user", kind="text", text="Fix the bug"),
+        Segment(role="assistant", kind="plan", text="1. a\n2. b"),
+        Segment(role="assistant", kind="tool_call", subtask="s1", text="view pkg/util.py"),
+        Segment(role="tool", kind="tool_output", subtask="s1", text="     1\timport os\n     2\t"),
+        Segment(role="assistant", kind="tool_call", subtask="s2", text="run_tests tests/test_util.py"),
+        Segment(role="tool", kind="tool_output", subtask="s2", text="1 failed, 3 passed in 0.1s"),
+        Segment(role="assistant", kind="tool_call", subtask="s2", text="bash ls"),
+        Segment(role="tool", kind="tool_output", subtask="s2", text="README.md\nsetup.py"),
+        Segment(role="tool", kind="tool_output", subtask="s2", text="    10\tdef f():\n    11\t    pass"),
+        Segment(role="assistant", kind="code", subtask="s3", text="```ts\nconst a = 1;\n```"),
+        Segment(role="user", kind="text", text="thanks"),
+    ]
+    task = Task(id="x", family="f", segments=segs, probe={"prompt": "", "target": "a"})
+    spans = task_spans(task)
+    assert [s.kind for s in spans] == [
+        SegmentKind.SYSTEM, SegmentKind.ISSUE, SegmentKind.PLAN, SegmentKind.TOOL_CALL,
+        SegmentKind.FILE_VIEW, SegmentKind.TOOL_CALL, SegmentKind.TEST_LOG, SegmentKind.TOOL_CALL,
+        SegmentKind.TOOL_OUTPUT, SegmentKind.FILE_VIEW, SegmentKind.CODE, SegmentKind.TEXT,
+    ]
+    assert spans[4].language == "python" and spans[4].subtask == "s1"
+    assert spans[9].language is None
+    assert spans[10].language == "typescript" and spans[10].subtask == "s3"
+    assert segment_kind_to_span(segs[1]).kind == SegmentKind.TEXT  # not marked as the first user text
+
+
+def test_render_chatml():
+    segs = [Segment(role="user", kind="text", text="hi"), Segment(role="tool", kind="tool_output", text="ok")]
+    assert render_chatml(segs) == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>tool\nok<|im_end|>\n"
