@@ -61,8 +61,8 @@ class KVConfig(BaseModel):
     """In hybrid mode, share of the budget filled by the top scorers kept as they are."""
     score_update_freq: int = Field(64, ge=1)
     """Generated tokens between two compression checks during decode."""
-    commit_threshold: float = Field(0.02, ge=0.0)
-    """Decayed attention mass per slot (mean over layers/heads) under which a span counts as cold."""
+    commit_threshold: float = Field(0.1, ge=0.0)
+    """A span is cold when its slots draw less than this share of a uniform attention share."""
     cold_checks: int = Field(3, ge=1)
     """Consecutive cold checks that move a span active -> staged -> committed."""
     compression_interval: int = Field(256, ge=1)
@@ -77,3 +77,18 @@ class KVConfig(BaseModel):
     """Most recent tokens that every policy keeps."""
     pool_kernel: int = Field(7, ge=1)
     """SnapKV: max-pool kernel over observation-window attention."""
+    max_merge: int = Field(8, ge=2)
+    """Most slots one hybrid merge may fold together."""
+    block_weights: dict[str, float] = Field(default_factory=lambda: {
+        "function_signature": 1.0, "class_declaration": 1.0, "decorator": 0.8, "import": 0.8,
+        "error": 0.9, "docstring": 0.5, "control_flow": 0.45, "statement": 0.35, "function_body": 0.35,
+        "none": 0.3, "text": 0.3, "comment": 0.15, "log": 0.1,
+    })
+    """Structural weight of each block type (names of BlockType, lower case)."""
+    kind_weights: dict[str, float] = Field(default_factory=lambda: {
+        "system": 0.9, "issue": 1.0, "plan": 0.7, "code": 0.6, "tool_call": 0.5, "tool_output": 0.4,
+        "file_view": 0.6, "test_log": 0.3, "error": 0.9, "text": 0.5, "template": 0.6,
+    })
+    """Structural weight of each segment kind, multiplied with the block weight."""
+    pin_signatures: bool = True
+    """Lifecycle policies pin function/class headers, decorators and imports."""

@@ -1,0 +1,116 @@
+"""The registered attention function: log(n) bias for merged slots and per-slot statistics.
+
+Registered as ``"codeagent"`` in transformers' ``AttentionInterface`` together with the matching
+``AttentionMaskInterface`` entry (the SDPA mask builder), so chunks fed after a cached prefix get
+a correct causal mask. The engine passes an :class:`AttentionContext` through the model's kwargs;
+without one the function behaves exactly like SDPA attention.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+NAME = "codeagent"
+
+
+@dataclass
+class AttentionContext:
+    """Per-forward inputs and outputs of the attention hook.
+
+    ``log_count`` is ``log(n)`` per physical slot (covering the new tokens too), or None when no
+    slot is merged. ``mass[layer]`` receives the attention each slot drew from the last ``window``
+    queries, summed over those queries: a ``[heads, slots]`` tensor.
+    """
+
+    log_count: torch.Tensor | None
+    window: int
+    collect: bool = True
+    mass: dict[int, torch.Tensor] = field(default_factory=dict)
+    queries: int = 0  # observed queries per head in this forward
+
+
+def _causal_bool(q: int, t: int, device: torch.device) -> torch.Tensor:
+    """Bottom-right aligned causal mask [q, t]: query i sees keys 0..t-q+i."""
+    rows = torch.arange(q, device=device).unsqueeze(1) + (t - q)
+    cols = torch.arange(t, device=device).unsqueeze(0)
+    return cols <= rows
+
+
+def _float_mask(mask: torch.Tensor | None, q: int, t: int, bias: torch.Tensor | None, dtype, device) -> torch.Tensor | None:
+    """Additive [1|B, 1, q, t] mask combining causality (given or built) with the log(n) bias."""
+    if mask is None and bias is None:
+        return None
+    if mask is None:
+        allowed = _causal_bool(q, t, device) if q > 1 else torch.ones(1, t, dtype=torch.bool, device=device)
+        mask = allowed[None, None]
+    if mask.dtype == torch.bool:
+        out = torch.zeros(mask.shape, dtype=dtype, device=device).masked_fill_(~mask, torch.finfo(dtype).min)
+    else:
+        out = mask.to(dtype)
+    if bias is not None:
+        out = out + bias.to(dtype)[None, None, None, :]
+    return out
+
+
+def codeagent_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    **kwargs,
+) -> tuple[torch.Tensor, None]:
+    """SDPA attention plus the merged-slot bias and the observation-window statistics."""
+    ctx: AttentionContext | None = kwargs.get("codeagent")
+    b, hq, q, d = query.shape
+    t = key.shape[2]
+    scale = scaling if scaling is not None else 1.0 / math.sqrt(d)
+    bias = ctx.log_count if ctx is not None else None
+    gqa = hq != key.shape[1]
+
+    if bias is None and (attention_mask is None or attention_mask.dtype == torch.bool):
+        mask = attention_mask
+        if mask is None and q > 1 and q != t:
+            mask = _causal_bool(q, t, query.device)[None, None]
+        out = F.scaled_dot_product_attention(
+            query, key, value, attn_mask=mask, scale=scale, is_causal=(mask is None and q > 1), enable_gqa=gqa
+        )
+    else:
+        fmask = _float_mask(attention_mask, q, t, bias, query.dtype, query.device)
+        out = F.scaled_dot_product_attention(query, key, value, attn_mask=fmask, scale=scale, enable_gqa=gqa)
+
+    if ctx is not None and ctx.collect:
+        w = min(ctx.window, q)
+        qs = query[:, :, q - w :, :]
+        kk = key.repeat_interleave(hq // key.shape[1], dim=1) if gqa else key
+        scores = torch.matmul(qs, kk.transpose(-1, -2)) * scale  # [b, hq, w, t]
+        allowed = _causal_bool(q, t, query.device)[q - w :]  # [w, t]
+        scores = scores.masked_fill(~allowed, float("-inf"))
+        if bias is not None:
+            scores = scores + bias.to(scores.dtype)
+        probs = torch.softmax(scores.float(), dim=-1)
+        ctx.mass[module.layer_idx] = probs.sum(dim=2)[0]  # [hq, t]
+        ctx.queries = w
+    return out.transpose(1, 2).contiguous(), None
+
+
+_registered = False
+
+
+def register() -> str:
+    """Register the attention function and its mask builder once; returns the implementation name."""
+    global _registered
+    if not _registered:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+        AttentionInterface.register(NAME, codeagent_attention)
+        AttentionMaskInterface.register(NAME, sdpa_mask)
+        _registered = True
+    return NAME

@@ -1,0 +1,429 @@
+"""The engine: model + tokenizer + managed cache + its own decode loop.
+
+Positions: every forward passes ``position_ids`` continuing from the *logical* length and
+``cache_position`` over the *physical* slots, so slots removed by compression leave harmless gaps
+(keys are cached after RoPE). Prefill runs in chunks keeping only the last logits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import signal
+import threading
+import time
+from dataclasses import dataclass
+
+import torch
+
+from codeagent.errors import InputError
+from codeagent.kvcache import attention
+from codeagent.kvcache.chat import ChatFormat
+from codeagent.kvcache.config import KVConfig, ModelConfig
+from codeagent.kvcache.models import LoadedModel
+from codeagent.kvcache.slots import SlotTable
+from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
+from codeagent.protocols import Generation, KVStats, TokenCallback
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A point to roll the cache back to (only tokens appended after it are removed)."""
+
+    slots: int
+    logical: int
+    logits: torch.Tensor | None
+    segments: int
+
+
+class Engine:
+    """A causal LM with a slot-tracked KV cache, chunked prefill and sampling."""
+
+    def __init__(self, loaded: LoadedModel, model_cfg: ModelConfig | None = None, kv_cfg: KVConfig | None = None,
+                 manager=None) -> None:
+        from transformers import DynamicCache
+
+        self.model = loaded.model
+        self.tok = loaded.tokenizer
+        self.model_cfg = model_cfg or ModelConfig()
+        self.kv_cfg = kv_cfg or KVConfig()
+        if self.model_cfg.threads:
+            torch.set_num_threads(self.model_cfg.threads)
+        self.model.set_attn_implementation(attention.register())
+        cfg = self.model.config
+        self.n_layers = cfg.num_hidden_layers
+        self.n_heads = cfg.num_attention_heads
+        self.max_context = int(getattr(cfg, "max_position_embeddings", 8192))
+        self.chat = ChatFormat(self.tok)
+        self._cache_cls = DynamicCache
+        self.stop_ids = self._stop_ids()
+        if manager is None:
+            from codeagent.kvcache.manager import KVManager
+
+            manager = KVManager(self.kv_cfg)
+        self.manager = manager
+        self._tagger = None
+        self.reset()
+
+    # ----------------------------------------------------------------------- state
+    def reset(self) -> None:
+        """Empty the cache and all accounting."""
+        self.cache = self._cache_cls(config=self.model.config)
+        self.table = SlotTable(self.n_layers, self.n_heads)
+        self.logical = 0
+        self.steps = 0
+        self.segments = 0
+        self.subtasks: dict[str, int] = {}
+        self.last_logits: torch.Tensor | None = None
+        self.peak_slots = 0
+        self._interrupt = False
+        self.manager.reset()
+
+    @property
+    def tagger(self):
+        """The structure tagger, created on first use."""
+        if self._tagger is None:
+            from codeagent.kvcache.tagger import StructureTagger
+
+            self._tagger = StructureTagger()
+        return self._tagger
+
+    def _stop_ids(self) -> set[int]:
+        ids = set()
+        eos = self.model.config.eos_token_id
+        ids.update(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        for t in ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>"):
+            tid = self.tok.convert_tokens_to_ids(t)
+            if isinstance(tid, int) and tid != getattr(self.tok, "unk_token_id", None) and tid >= 0:
+                ids.add(tid)
+        return ids
+
+    def subtask_index(self, name: str | None) -> int:
+        """Stable small integer for a subtask name (-1 for none)."""
+        if name is None:
+            return -1
+        return self.subtasks.setdefault(name, len(self.subtasks))
+
+    # ----------------------------------------------------------------------- forward
+    def _forward(self, ids: list[int], all_logits: bool = False) -> torch.Tensor:
+        """Run ``ids`` through the model after the cached slots (table rows must already exist)."""
+        n = len(ids)
+        phys = len(self.table) - n
+        pos = self.table["pos"][phys:].unsqueeze(0)
+        ctx = attention.AttentionContext(log_count=self.table.log_count(), window=self.model_cfg.obs_window)
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=torch.tensor([ids], dtype=torch.long, device=self.model.device),
+                position_ids=pos.to(self.model.device),
+                cache_position=torch.arange(phys, phys + n, device=self.model.device),
+                past_key_values=self.cache,
+                use_cache=True,
+                logits_to_keep=0 if all_logits else 1,
+                codeagent=ctx,
+            )
+        self.steps += 1
+        self._accumulate(ctx)
+        logits = out.logits[0].float()
+        self.last_logits = logits[-1]
+        self.peak_slots = max(self.peak_slots, len(self.table))
+        return logits
+
+    def _accumulate(self, ctx: attention.AttentionContext) -> None:
+        """Fold this forward's attention mass into the per-slot accumulators."""
+        if not ctx.mass:
+            return
+        mass = torch.stack([ctx.mass[i] for i in range(self.n_layers)]).float().cpu()  # [L, H, T]
+        decay = self.kv_cfg.attn_decay
+        self.table.stats["attn_cum"] += mass
+        self.table.stats["attn_dec"].mul_(decay).add_(mass)
+        self.table.stats["attn_obs"] = mass / max(ctx.queries, 1)
+        per_slot = mass.mean(dim=(0, 1)) / max(ctx.queries, 1)
+        hot = per_slot > (1.0 / max(len(self.table), 1))
+        self.table.cols["hits"].mul_(decay).add_(hot.float())
+        self.table.cols["last_access"][hot] = self.steps
+
+    def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo) -> None:
+        n = len(ids)
+        self.table.extend(
+            n,
+            pos=torch.arange(self.logical, self.logical + n),
+            token=torch.tensor(ids, dtype=torch.long),
+            seg=self.segments,
+            kind=torch.tensor([int(k) for k in kinds], dtype=torch.int8),
+            subtask=self.subtask_index(info.subtask),
+            block_type=torch.tensor([int(t.block_type) for t in tags], dtype=torch.int8),
+            block_id=torch.tensor([t.block_id for t in tags], dtype=torch.long),
+            depth=torch.tensor([t.depth for t in tags], dtype=torch.int16),
+            boundary=torch.tensor([t.is_boundary for t in tags], dtype=torch.bool),
+            protect=info.pinned,
+        )
+        self.logical += n
+
+    def append_tokens(self, ids: list[int], tags: list[TokenTag] | None = None, info: SpanInfo | None = None,
+                      kinds: list[SegmentKind] | None = None, compress: bool = True) -> int:
+        """Prefill token ids (chunked), tagged, letting the manager make room first."""
+        info = info or SpanInfo()
+        n = len(ids)
+        if n == 0:
+            return 0
+        if self.logical + n > self.max_context:
+            raise InputError(
+                f"context past the model limit: {self.logical + n} tokens > {self.max_context} positions"
+            )
+        tags = tags or [NO_TAG] * n
+        kinds = kinds or [info.kind] * n
+        chunk = self.model_cfg.prefill_chunk
+        for s in range(0, n, chunk):
+            part = ids[s:s + chunk]
+            if compress:
+                self.manager.before_append(self, len(part))
+            self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info)
+            self._forward(part)
+        self.segments += 1
+        self.manager.after_append(self, n, info)
+        return n
+
+    def _encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True)
+        return list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]]
+
+    def append(self, text: str, info: SpanInfo | None = None, compress: bool = True) -> int:
+        """Prefill raw text (no chat template), structure-tagged as ``info`` says."""
+        info = info or SpanInfo()
+        ids, offsets = self._encode(text)
+        tags = self.tagger.tag(text, offsets, info) if ids else []
+        return self.append_tokens(ids, tags, info, compress=compress)
+
+    def append_message(self, role: str, content: str, info: SpanInfo | None = None, compress: bool = True) -> int:
+        """Render one chat message with the template and prefill it; scaffolding is tagged TEMPLATE."""
+        info = info or SpanInfo()
+        piece = self.chat.piece(role, content, first=self.logical == 0)
+        ids, offsets = self._encode(piece.text)
+        inner = [(max(a - piece.start, 0), max(b - piece.start, 0)) for a, b in offsets]
+        content_tags = self.tagger.tag(content, inner, info) if content else []
+        tags, kinds = [], []
+        for (a, b), t in zip(offsets, content_tags or [NO_TAG] * len(ids)):
+            inside = a >= piece.start and b <= piece.end and b > a
+            tags.append(t if inside else NO_TAG)
+            kinds.append(info.kind if inside else SegmentKind.TEMPLATE)
+        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress)
+
+    def start_assistant(self, info: SpanInfo | None = None) -> int:
+        """Append the template's generation prompt (e.g. ``<|im_start|>assistant\\n``)."""
+        info = info or SpanInfo()
+        ids, _ = self._encode(self.chat.generation_prompt)
+        return self.append_tokens(ids, None, info, kinds=[SegmentKind.TEMPLATE] * len(ids))
+
+    def end_assistant(self, info: SpanInfo | None = None) -> int:
+        """Close the assistant message after a generation (the end-of-turn scaffolding)."""
+        info = info or SpanInfo()
+        ids, _ = self._encode(self.chat.close("assistant"))
+        return self.append_tokens(ids, None, info, kinds=[SegmentKind.TEMPLATE] * len(ids))
+
+    # ----------------------------------------------------------------------- decoding
+    def _sample(self, logits: torch.Tensor, temperature: float, top_p: float, gen: torch.Generator | None) -> int:
+        if temperature <= 0:
+            return int(torch.argmax(logits))
+        probs = torch.softmax(logits / temperature, dim=-1)
+        if top_p < 1.0:
+            sp, si = torch.sort(probs, descending=True)
+            cut = torch.cumsum(sp, 0) - sp > top_p
+            sp[cut] = 0
+            probs = torch.zeros_like(probs).scatter_(0, si, sp)
+            probs /= probs.sum()
+        return int(torch.multinomial(probs, 1, generator=gen))
+
+    @contextlib.contextmanager
+    def _defer_sigint(self):
+        """While decoding, Ctrl-C sets a flag checked between tokens, so the cache stays whole."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        prev = signal.getsignal(signal.SIGINT)
+
+        def handler(signum, frame):
+            self._interrupt = True
+
+        signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, prev)
+
+    def interrupt(self) -> None:
+        """Ask a running ``generate`` to stop after the current token."""
+        self._interrupt = True
+
+    def generate(self, max_new_tokens: int = 256, *, stop: list[str] | None = None, temperature: float = 0.0,
+                 top_p: float = 1.0, seed: int | None = None, on_token: TokenCallback | None = None,
+                 info: SpanInfo | None = None) -> Generation:
+        """Decode from the cache. Generated tokens stay cached, tagged ``info``; EOS is not cached.
+
+        The text ends at (and includes) the first stop string. Streaming gets text deltas.
+        """
+        if self.last_logits is None:
+            raise InputError("nothing to continue from: append a prompt first")
+        info = info or SpanInfo()
+        gen = torch.Generator().manual_seed(seed) if seed is not None else None
+        stop = [s for s in (stop or []) if s]
+        ids: list[int] = []
+        text, emitted = "", 0
+        reason = "length"
+        start = self.logical
+        t0 = time.perf_counter()
+        self._interrupt = False
+        every = self.kv_cfg.score_update_freq
+        with self._defer_sigint():
+            for _ in range(max_new_tokens):
+                if self._interrupt:
+                    reason = "interrupted"
+                    break
+                tid = self._sample(self.last_logits, temperature, top_p, gen)
+                if tid in self.stop_ids:
+                    reason = "eos"
+                    break
+                if self.logical + 1 > self.max_context:
+                    reason = "context"
+                    break
+                ids.append(tid)
+                self.manager.before_append(self, 1)
+                self._add_rows([tid], [NO_TAG], [info.kind], info)
+                self._forward([tid])
+                if len(ids) % every == 0:
+                    self.manager.on_decode(self, len(ids))
+                text = self.tok.decode(ids, skip_special_tokens=False)
+                hit = min((text.find(s) + len(s) for s in stop if s in text), default=-1)
+                if hit >= 0:
+                    text = text[:hit]
+                    reason = "stop"
+                if on_token and not text.endswith("\ufffd") and len(text) > emitted:
+                    on_token(text[emitted:])
+                    emitted = len(text)
+                if reason == "stop":
+                    break
+        self._interrupt = False
+        self.segments += 1
+        if on_token and len(text) > emitted and not text.endswith("\ufffd"):
+            on_token(text[emitted:])
+        return Generation(text=text, token_ids=ids, finish_reason=reason, decode_s=time.perf_counter() - t0,
+                          start_position=start)
+
+    def retag(self, gen: Generation, spans: list[tuple[int, int, SpanInfo]]) -> int:
+        """Re-tag cached tokens of ``gen`` whose text falls in each (start, end, info) char span.
+
+        Returns how many cached slots changed. Tokens already merged or dropped are skipped.
+        """
+        if not gen.token_ids:
+            return 0
+        offsets, prev = [], 0
+        for i in range(len(gen.token_ids)):
+            cur = len(self.tok.decode(gen.token_ids[: i + 1], skip_special_tokens=False))
+            offsets.append((prev, cur))
+            prev = cur
+        full = self.tok.decode(gen.token_ids, skip_special_tokens=False)
+        pos = self.table["pos"]
+        changed = 0
+        for s, e, info in spans:
+            sub = full[s:e]
+            local = [(max(a - s, 0), max(min(b, e) - s, 0)) for a, b in offsets]
+            tags = self.tagger.tag(sub, local, info)
+            for i, ((a, b), t) in enumerate(zip(offsets, tags)):
+                if not (a >= s and b <= e and b > a):
+                    continue
+                where = (pos == gen.start_position + i).nonzero()
+                if where.numel() == 0:
+                    continue
+                j = int(where[0, 0])
+                c = self.table.cols
+                c["kind"][j] = int(info.kind)
+                c["subtask"][j] = self.subtask_index(info.subtask)
+                c["block_type"][j] = int(t.block_type)
+                c["block_id"][j] = t.block_id
+                c["depth"][j] = t.depth
+                c["boundary"][j] = t.is_boundary
+                c["protect"][j] = info.pinned
+                changed += 1
+        self.manager.after_retag(self)
+        return changed
+
+    # ----------------------------------------------------------------------- scoring helpers
+    def score(self, ids: list[int], info: SpanInfo | None = None) -> tuple[list[float], list[int]]:
+        """Teacher-forced log-prob of each token of ``ids`` and the argmax prediction at each step.
+
+        The tokens are appended (never compressed); roll back with ``mark``/``rollback``.
+        """
+        if self.last_logits is None:
+            raise InputError("nothing to score from: append a prompt first")
+        info = info or SpanInfo()
+        first = self.last_logits
+        self._add_rows(ids, [NO_TAG] * len(ids), [info.kind] * len(ids), info)
+        logits = self._forward(ids, all_logits=True)
+        preds = torch.cat([first[None], logits[:-1]])
+        logp = torch.log_softmax(preds, dim=-1)
+        target = torch.tensor(ids)
+        lp = logp.gather(1, target[:, None])[:, 0].tolist()
+        return lp, preds.argmax(dim=-1).tolist()
+
+    def mark(self) -> Mark:
+        """Remember the current end of the cache."""
+        return Mark(len(self.table), self.logical, self.last_logits, self.segments)
+
+    def rollback(self, mark: Mark) -> None:
+        """Remove every slot appended after ``mark`` (no compression may have happened since)."""
+        if len(self.table) < mark.slots:
+            raise InputError("cannot roll back: the cache was compressed after the mark")
+        from codeagent.kvcache.ops import gather
+
+        gather(self.cache, self.table, torch.arange(mark.slots))
+        self.logical, self.last_logits, self.segments = mark.logical, mark.logits, mark.segments
+
+    # ----------------------------------------------------------------------- control
+    def commit(self, subtask: str) -> int:
+        """The agent finished ``subtask``: its spans become committed and get compressed."""
+        return self.manager.commit(self, subtask)
+
+    def set_debug(self, subtask: str | None) -> None:
+        """Open (pin error lines) or close a debug round."""
+        self.manager.set_debug(self, subtask)
+
+    def kv_bytes(self) -> int:
+        """Bytes held by the cache tensors, all layers, keys and values."""
+        total = 0
+        for layer in self.cache.layers:
+            k = getattr(layer, "keys", None)
+            if k is not None and k.numel():
+                total += k.numel() * k.element_size() + layer.values.numel() * layer.values.element_size()
+        return total
+
+    def bytes_per_slot(self) -> int:
+        """KV bytes one slot takes across all layers."""
+        cfg = self.model.config
+        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        elem = torch.finfo(self.model.dtype).bits // 8
+        return self.n_layers * 2 * cfg.num_key_value_heads * head_dim * elem
+
+    def stats(self) -> KVStats:
+        """Current accounting of the cache."""
+        from codeagent.kvcache.tags import State
+
+        state = self.table["state"]
+        kind = self.table["kind"]
+        by_state = {s.name.lower(): int((state == s).sum()) for s in State}
+        by_kind = {k.name.lower(): int((kind == k).sum()) for k in SegmentKind if int((kind == k).sum())}
+        m = self.manager
+        return KVStats(
+            physical_slots=len(self.table),
+            logical_tokens=self.logical,
+            kv_bytes=self.kv_bytes(),
+            budget_slots=m.budget(self),
+            by_state=by_state,
+            by_kind=by_kind,
+            merged_slots=int((self.table["count"] > 1).sum()),
+            merges=m.merged_tokens,
+            drops=m.dropped_tokens,
+            commits=m.commits,
+            compressions=m.compressions,
+            peak_slots=self.peak_slots,
+            peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            compress_s=m.compress_s,
+        )

@@ -1,0 +1,86 @@
+"""Lifecycle transitions (CommitKV): active -> staged -> committed -> evictable, plus pinned."""
+
+from __future__ import annotations
+
+import torch
+
+from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.slots import SlotTable
+from codeagent.kvcache.tags import BlockType, SegmentKind, State
+
+PINNABLE_BLOCKS = (BlockType.FUNCTION_SIGNATURE, BlockType.CLASS_DECLARATION, BlockType.DECORATOR, BlockType.IMPORT)
+
+
+def is_error(table: SlotTable) -> torch.Tensor:
+    """Slots that are error lines (tagged by the tagger, or in an error segment)."""
+    return (table["block_type"] == int(BlockType.ERROR)) | (table["kind"] == int(SegmentKind.ERROR))
+
+
+def pin_new(table: SlotTable, start: int, cfg: KVConfig, debug_open: bool) -> int:
+    """Pin the new slots from ``start``: interface signatures, imports, the issue, protected
+    slots, and error lines while a debug round is open. Returns how many were pinned."""
+    rows = slice(start, len(table))
+    bt = table["block_type"][rows]
+    pin = table["protect"][rows] | (table["kind"][rows] == int(SegmentKind.ISSUE))
+    if cfg.pin_signatures:
+        for b in PINNABLE_BLOCKS:
+            pin |= bt == int(b)
+    if debug_open:
+        pin |= is_error(table)[rows]
+    table.cols["state"][rows][pin] = int(State.PINNED)
+    return int(pin.sum())
+
+
+def commit(table: SlotTable, subtask: int) -> int:
+    """Move every unpinned slot of ``subtask`` to committed; returns how many moved."""
+    sel = (table["subtask"] == subtask) & (table["state"] != int(State.PINNED))
+    sel &= table["state"] != int(State.EVICTABLE)
+    table.cols["state"][sel] = int(State.COMMITTED)
+    return int(sel.sum())
+
+
+def set_debug(table: SlotTable, open_: bool, committed: set[int]) -> None:
+    """Pin error lines when a debug round opens; release them (to active, or committed if their
+    subtask was committed) when it closes."""
+    err = is_error(table) & ~table["protect"]
+    if open_:
+        table.cols["state"][err] = int(State.PINNED)
+        return
+    pinned_err = err & (table["state"] == int(State.PINNED))
+    for i in pinned_err.nonzero()[:, 0].tolist():
+        table.cols["state"][i] = int(State.COMMITTED if int(table["subtask"][i]) in committed else State.ACTIVE)
+
+
+def cold_check(table: SlotTable, cfg: KVConfig) -> int:
+    """One lifecycle check: spans (segments) whose decayed attention stays under the threshold for
+    ``cold_checks`` checks move active -> staged -> committed. Returns slots that changed state."""
+    n = len(table)
+    if n == 0:
+        return 0
+    mass = table["attn_dec"].mean(dim=(0, 1))
+    share = mass / mass.sum().clamp(min=1e-12) * n  # 1.0 = a uniform share
+    seg = table["seg"]
+    state = table["state"]
+    movable = (state == int(State.ACTIVE)) | (state == int(State.STAGED))
+    changed = 0
+    for s in torch.unique(seg[movable]).tolist():
+        sel = (seg == s) & movable
+        cold = float(share[sel].mean()) < cfg.commit_threshold
+        table.cols["cold"][sel] = torch.where(torch.tensor(cold), table["cold"][sel] + 1, torch.zeros_like(table["cold"][sel]))
+        ready = sel & (table["cold"] >= cfg.cold_checks)
+        if bool(ready.any()):
+            nxt = torch.where(state[ready] == int(State.ACTIVE), int(State.STAGED), int(State.COMMITTED)).to(torch.int8)
+            table.cols["state"][ready] = nxt
+            table.cols["cold"][ready] = 0
+            changed += int(ready.sum())
+    return changed
+
+
+def mark_evictable(table: SlotTable, scores: torch.Tensor, need: int) -> int:
+    """Under budget pressure, the ``need`` lowest-scoring committed slots become evictable."""
+    committed = (table["state"] == int(State.COMMITTED)).nonzero()[:, 0]
+    if need <= 0 or committed.numel() == 0:
+        return 0
+    worst = committed[torch.argsort(scores[committed])[:need]]
+    table.cols["state"][worst] = int(State.EVICTABLE)
+    return int(worst.numel())
