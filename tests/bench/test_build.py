@@ -1,0 +1,115 @@
+"""Task builder: deterministic, in range, probes answerable from an early part of the context."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from codeagent.bench import build
+from codeagent.bench.build import FAMILIES, TOKEN_RANGES, TokenCounter, build_tasks
+from codeagent.bench.tasks import load_tasks, render_chatml, task_spans
+from codeagent.errors import CodeagentError, InputError
+from codeagent.kvcache.tags import SegmentKind
+
+N = 2
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    try:
+        return build.load_default_tokenizer()
+    except CodeagentError as exc:
+        pytest.skip(f"embedded tokenizer unavailable: {exc}")
+
+
+@pytest.fixture(scope="module")
+def built(tokenizer):
+    return build_tasks(0, N, tokenizer)
+
+
+def test_deterministic_for_a_seed(tokenizer, built):
+    again = build_tasks(0, N, tokenizer, families=["next_line", "signature_recall"])
+    first = {t.id: t for t in built}
+    assert again and all(t.model_dump() == first[t.id].model_dump() for t in again)
+    other = build_tasks(1, 1, tokenizer, families=["signature_recall"])
+    assert other[0].segments != first["sigrecall-0-0000"].segments
+
+
+def test_counts_ids_and_token_ranges(tokenizer, built):
+    count = TokenCounter(tokenizer)
+    assert [t.family for t in built] == [f for f in FAMILIES for _ in range(N)]
+    assert len({t.id for t in built}) == len(built)
+    for t in built:
+        lo, hi = TOKEN_RANGES[t.family]
+        assert lo <= t.n_context_tokens <= hi, (t.id, t.n_context_tokens)
+        assert t.n_context_tokens == count(render_chatml(t.segments))
+        assert t.meta["source"] and t.meta["path"]
+
+
+@pytest.mark.parametrize("family", ["signature_recall", "session"])
+def test_signature_is_recallable_from_the_first_half(built, family):
+    for t in (t for t in built if t.family == family):
+        context = render_chatml(t.segments)
+        name = t.meta["function"]
+        assert t.probe.prompt.endswith(f"def {name}(")
+        header = f"def {name}({t.probe.target}"
+        assert context.count(header) == 1, t.id
+        assert context.index(header) < len(context) / 2
+        assert len(re.findall(rf"\bdef {re.escape(name)}\(", context)) == 1  # no distractor defines it
+        s1 = [s for s in t.segments if s.subtask == "s1" and header in s.text]
+        assert s1 and t.commits[0] == "s1"
+    if family == "session":
+        assert all(len(t.commits) >= 3 for t in built if t.family == family)
+
+
+def test_next_line_target_uses_an_early_identifier(built):
+    for t in (t for t in built if t.family == "next_line"):
+        context = render_chatml(t.segments)
+        view = t.segments[-1].text.splitlines()
+        ident, line = t.meta["identifier"], t.meta["line"]
+        assert re.search(rf"\b{ident}\b", t.probe.target)
+        assert t.meta["defined_line"] <= (line - 1) // 4
+        assert len(view) == line - 1 and view[-1].startswith(f"{line - 1:>6}\t")
+        assert not re.search(rf"\b{ident}\b", t.probe.prompt)
+        assert t.probe.target.strip() not in context
+        assert t.probe.prompt.startswith("Continuing") and t.probe.prompt.endswith("\n")
+
+
+def test_transcripts_look_like_agent_sessions(built):
+    for t in built:
+        kinds = {s.kind for s in task_spans(t)}
+        assert {SegmentKind.SYSTEM, SegmentKind.ISSUE, SegmentKind.PLAN, SegmentKind.FILE_VIEW} <= kinds
+        if t.family != "next_line":
+            assert SegmentKind.TEST_LOG in kinds and "FAILURES" in render_chatml(t.segments)
+
+
+def test_build_command_writes_a_loadable_file(tmp_path, tokenizer, monkeypatch, capsys):
+    monkeypatch.setattr(build, "load_default_tokenizer", lambda: tokenizer)
+    out = build.build_command(tmp_path / "t.jsonl", seed=0, n=1, families=["signature_recall"])
+    tasks = load_tasks(out)
+    assert [t.id for t in tasks] == ["sigrecall-0-0000"]
+    assert "meta" in json.loads(out.read_text().splitlines()[0])
+    assert capsys.readouterr().out.startswith(f"wrote 1 tasks to {out}: signature_recall 1 (")
+    with pytest.raises(InputError, match="unknown task family 'poems'"):
+        build.build_command(tmp_path / "x.jsonl", seed=0, n=1, families=["poems"])
+
+
+def test_functions_found_in_a_small_file(tmp_path):
+    src = tmp_path / "lib" / "mod.py"
+    src.parent.mkdir()
+    src.write_text(
+        "def fetch_with_retry(url, retries=3, backoff=0.5):\n"
+        "    '''Fetch.'''\n    n = 0\n    while n < retries:\n        n += 1\n    return url\n\n"
+        "def tiny(a, b=1):\n    return a\n\n"
+        "def no_defaults(a, b):\n    x = a\n    y = b\n    z = x\n    return z\n" + "# pad\n" * 600
+    )
+    sf = build.parse_source(src, "lib/mod.py")
+    assert [f.name for f in sf.functions] == ["fetch_with_retry"]
+    f = sf.functions[0]
+    assert f.params == "url, retries=3, backoff=0.5):" and f.param_names == ("url", "retries", "backoff")
+    assert f.defaults == {"retries": "3", "backoff": "0.5"} and f.stmt_lines == (3, 4, 5, 6)
+    (tmp_path / "lib" / "broken.py").write_text("def (:\n" * 600)
+    assert build.parse_source(tmp_path / "lib" / "broken.py", "lib/broken.py") is None
+    assert [rel for _, rel in build.list_sources((tmp_path,))] == ["lib/broken.py", "lib/mod.py"]
