@@ -14,7 +14,7 @@ from codeagent.errors import InputError
 PULL_IMAGE = "python:3.11-slim"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 SUITE = "bookworm"
-PACKAGES = "python3,python3-pip,python3-venv,git,ca-certificates,procps,coreutils"
+PACKAGES = "python3,python3-pip,python3-venv,python3-pytest,python-is-python3,git,ca-certificates,procps,coreutils,make"
 
 Log = Callable[[str], None]
 

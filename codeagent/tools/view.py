@@ -1,0 +1,67 @@
+"""view: show a file with numbered lines, or list a directory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codeagent.kvcache.languages import language_for_path
+from codeagent.kvcache.tags import SegmentKind, SpanInfo
+from codeagent.protocols import Observation
+from codeagent.tools.base import SKIP_DIRS, TOOLS, Arg, BaseTool, ToolContext, ToolError, int_arg, is_binary, rel, resolve_path
+
+
+@TOOLS.register("view")
+class View(BaseTool):
+    """Numbered lines of a file (``f"{lineno:>6}\\t{line}"``), optionally a line range."""
+
+    description = "Show a file with line numbers (or list a directory), optionally only lines start..end."
+    args = (
+        Arg("path", "file or directory, relative to the repository root"),
+        Arg("start", "first line to show, 1-based", required=False),
+        Arg("end", "last line to show, inclusive", required=False),
+    )
+
+    def call(self, args: dict[str, Any], ctx: ToolContext) -> Observation:
+        path = resolve_path(ctx, args["path"])
+        if path.is_dir():
+            return self._listing(path, ctx)
+        if not path.exists():
+            raise ToolError(f"no such file: {args['path']}")
+        data = path.read_bytes()
+        if is_binary(data):
+            raise ToolError(f"{args['path']} is a binary file ({len(data)} bytes)")
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        start = int_arg(args, "start") or 1
+        end = int_arg(args, "end") or len(lines)
+        if start < 1 or end < start:
+            raise ToolError(f"bad line range {start}..{end}")
+        if lines and start > len(lines):
+            raise ToolError(f"{args['path']} has only {len(lines)} lines")
+        end = min(end, len(lines))
+        out: list[str] = []
+        used = 0
+        shown_to = start - 1
+        for lineno in range(start, end + 1):
+            row = f"{lineno:>6}\t{lines[lineno - 1]}"
+            if used + len(row) + 1 > ctx.max_output_chars and out:
+                break
+            out.append(row)
+            used += len(row) + 1
+            shown_to = lineno
+        if shown_to < end:
+            out.append(f"[... lines {shown_to + 1}-{end} not shown (output limit); view them with start={shown_to + 1}]")
+        text = "\n".join(out) if out else f"[{rel(ctx, path)} is empty]"
+        info = SpanInfo(kind=SegmentKind.FILE_VIEW, language=language_for_path(path))
+        return Observation(text=text, info=info, data={"path": rel(ctx, path), "start": start, "end": shown_to, "lines": len(lines)})
+
+    def _listing(self, path, ctx: ToolContext) -> Observation:  # noqa: ANN001
+        rows: list[str] = []
+        for child in sorted(path.iterdir()):
+            if child.name in SKIP_DIRS:
+                continue
+            rows.append(rel(ctx, child) + ("/" if child.is_dir() else ""))
+            if len(rows) >= 500:
+                rows.append("[... more entries not shown]")
+                break
+        text = "\n".join(rows) or f"[{rel(ctx, path)} is empty]"
+        return Observation(text=text, info=SpanInfo(kind=SegmentKind.TOOL_OUTPUT), data={"path": rel(ctx, path)})
