@@ -248,6 +248,28 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
+def _interleaved(files: Sequence[tuple[Path, str]], rng: random.Random) -> Iterator[int]:
+    """File indices in a seeded order that rotates over packages, so no big package dominates.
+
+    A package is a root's top-level directory; a root's top-level modules form one group.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, (path, rel) in enumerate(files):
+        head, sep, _ = rel.partition("/")
+        root = str(path)[: len(str(path)) - len(rel)]
+        groups.setdefault(root + (head if sep else ""), []).append(i)
+    queues = [groups[k] for k in sorted(groups)]
+    for q in queues:
+        rng.shuffle(q)
+    rng.shuffle(queues)
+    depth = 0
+    while queues:
+        queues = [q for q in queues if depth < len(q)]
+        for q in queues:
+            yield q[depth]
+        depth += 1
+
+
 class SourcePool:
     """Source files in a seeded random order, parsed lazily, each handed out once."""
 
@@ -255,10 +277,8 @@ class SourcePool:
         files = list_sources(tuple(roots) if roots is not None else tuple(source_roots()))
         if not files:
             raise InputError("no Python source files found to build tasks from")
-        order = list(range(len(files)))
-        random.Random(key).shuffle(order)
         self._files = files
-        self._order: Iterator[int] = iter(order)
+        self._order: Iterator[int] = _interleaved(files, random.Random(key))
 
     def take(self, need_functions: bool = False, exclude: Callable[[SourceFile], bool] | None = None) -> SourceFile:
         """The next usable file (with recall-worthy functions when asked); InputError when none is left."""

@@ -74,16 +74,16 @@ def codeagent_attention(
     bias = ctx.log_count if ctx is not None else None
     gqa = hq != key.shape[1]
 
-    if bias is None and (attention_mask is None or attention_mask.dtype == torch.bool):
-        mask = attention_mask
-        if mask is None and q > 1 and q != t:
-            mask = _causal_bool(q, t, query.device)[None, None]
-        out = F.scaled_dot_product_attention(
-            query, key, value, attn_mask=mask, scale=scale, is_causal=(mask is None and q > 1), enable_gqa=gqa
-        )
+    if bias is None:
+        # nothing merged: exactly transformers' SDPA path (same kernels, same rounding)
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+        out, _ = sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scale,
+                                        **{k: v for k, v in kwargs.items() if k != "codeagent"})
     else:
         fmask = _float_mask(attention_mask, q, t, bias, query.dtype, query.device)
         out = F.scaled_dot_product_attention(query, key, value, attn_mask=fmask, scale=scale, enable_gqa=gqa)
+        out = out.transpose(1, 2).contiguous()
 
     if ctx is not None and ctx.collect:
         w = min(ctx.window, q)
@@ -97,7 +97,7 @@ def codeagent_attention(
         probs = torch.softmax(scores.float(), dim=-1)
         ctx.mass[module.layer_idx] = probs.sum(dim=2)[0]  # [hq, t]
         ctx.queries = w
-    return out.transpose(1, 2).contiguous(), None
+    return out, None
 
 
 _registered = False

@@ -138,6 +138,19 @@ def resolve(spec: str, auto_pull: bool = True) -> Path | str:
     return spec  # an HF id
 
 
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub answers a TCP connect (``HF_ENDPOINT`` honoured)."""
+    import socket
+    from urllib.parse import urlparse
+
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or "huggingface.co"
+    try:
+        with socket.create_connection((host, 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
 @dataclass
 class LoadedModel:
     """A model and its tokenizer, ready for the engine."""
@@ -157,8 +170,10 @@ def load(spec: str = "smollm2", dtype: str = "float32", device: str = "cpu") -> 
     kwargs: dict = {"dtype": getattr(torch, dtype)}
     if device == "auto":
         kwargs["device_map"] = "auto"
+    local_only = isinstance(target, str) and not hub_reachable()  # fail fast from the HF cache, no retries
     try:
-        tok = AutoTokenizer.from_pretrained(str(target))
+        tok = AutoTokenizer.from_pretrained(str(target), local_files_only=local_only)
+        kwargs["local_files_only"] = local_only
         model = AutoModelForCausalLM.from_pretrained(str(target), **kwargs)
     except OSError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

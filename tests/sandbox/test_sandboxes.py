@@ -167,3 +167,29 @@ def test_open_sandbox_local_and_auto(tmp_path: Path) -> None:
         box.close()
     kind, why = resolve_kind(SandboxConfig(kind="auto"))
     assert kind in ("docker", "local") and why
+
+
+@pytest.mark.docker
+def test_docker_sees_a_worktree_git_and_runs_pytest(tmp_path: Path) -> None:
+    import subprocess
+
+    from codeagent.agent.workspace import Workspace
+    from codeagent.sandbox.docker_box import DockerSandbox
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "test_a.py").write_text("def test_a():\n    assert True\n")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "i"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    ws = Workspace.create(repo, tmp_path / "runs", "d1")
+    box = make_sandbox("docker", ws.path)
+    assert isinstance(box, DockerSandbox)
+    box.close()
+    box = DockerSandbox(box.cfg, ws.path, ro_paths=ws.git_dirs())
+    try:
+        r = box.run("git status --short --branch && python -m pytest -q -p no:cacheprovider", timeout=60)
+    finally:
+        box.close()
+        ws.remove()
+    assert r.exit_code == 0, r.output
+    assert "codeagent/d1" in r.output and "1 passed" in r.output
