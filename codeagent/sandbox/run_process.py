@@ -45,7 +45,7 @@ def run_capped(
             list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=preexec_fn, close_fds=True,
         )
-    except OSError as e:
+    except (OSError, subprocess.SubprocessError) as e:
         return CommandResult(exit_code=127, output=f"cannot start command: {e}", duration_s=time.monotonic() - start)
     assert proc.stdout is not None
     fd = proc.stdout.fileno()

@@ -193,3 +193,28 @@ def test_docker_sees_a_worktree_git_and_runs_pytest(tmp_path: Path) -> None:
         ws.remove()
     assert r.exit_code == 0, r.output
     assert "codeagent/d1" in r.output and "1 passed" in r.output
+
+
+def test_no_isolation_still_limits_and_says_so(tmp_path: Path) -> None:
+    from codeagent.sandbox.local import LocalSandbox
+
+    box = LocalSandbox(SandboxConfig(timeout_s=10, memory_bytes=1 << 30), tmp_path, isolation="none")
+    try:
+        assert box.isolation == "no isolation: asked for none"
+        r = box.run("python3 -c \"b = b'x' * (2 * 1024**3)\"")
+        assert r.exit_code != 0 and "MemoryError" in r.output
+    finally:
+        box.close()
+
+
+def test_apt_mirror_reads_both_source_formats(tmp_path: Path) -> None:
+    from codeagent.sandbox.image import DEFAULT_MIRROR, apt_mirror
+
+    assert apt_mirror(tmp_path) == DEFAULT_MIRROR
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "d.sources").write_text(
+        "Types: deb\nURIs: http://sec.example/debian-security\nSuites: bookworm-security\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm\n")
+    assert apt_mirror(tmp_path) == "http://mirror.example/debian"
+    (tmp_path / "sources.list").write_text("# c\ndeb [arch=amd64] http://old.example/debian bookworm main\n")
+    assert apt_mirror(tmp_path) == "http://old.example/debian"
