@@ -1,0 +1,152 @@
+"""The engine against plain transformers, chunking, positions, statistics and bad input."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from codeagent.errors import InputError
+from codeagent.kvcache.config import ModelConfig
+from codeagent.kvcache.ops import gather
+from codeagent.kvcache.tags import SegmentKind, SpanInfo
+
+
+def _reference(loaded, ids, keep_last=True):
+    loaded.model.set_attn_implementation("sdpa")
+    try:
+        with torch.inference_mode():
+            out = loaded.model(torch.tensor([ids]), logits_to_keep=1 if keep_last else 0)
+        return out.logits[0].float()
+    finally:
+        loaded.model.set_attn_implementation("codeagent")
+
+
+def test_full_cache_logits_equal_transformers(make_engine, loaded, code_ids):
+    ids = code_ids[:600]
+    eng = make_engine(ModelConfig(prefill_chunk=1024))
+    eng.append_tokens(ids)
+    ref = _reference(loaded, ids)
+    assert torch.allclose(eng.last_logits, ref[-1], atol=1e-5, rtol=0)
+    # every position, teacher forced: the scoring path against all of transformers' logits
+    eng2 = make_engine(ModelConfig(prefill_chunk=1024))
+    eng2.append_tokens(ids[:1])
+    lp, preds = eng2.score(ids[1:])
+    ref_all = _reference(loaded, ids, keep_last=False)
+    ref_lp = torch.log_softmax(ref_all[:-1], -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0]
+    assert torch.allclose(torch.tensor(lp), ref_lp, atol=1e-4)
+    assert preds == ref_all[:-1].argmax(-1).tolist()
+
+
+def test_chunked_prefill_equals_single_pass(make_engine, code_ids):
+    ids = code_ids[:700]
+    single = make_engine(ModelConfig(prefill_chunk=1024))
+    single.append_tokens(ids)
+    chunked = make_engine(ModelConfig(prefill_chunk=128))
+    chunked.append_tokens(ids[:300])
+    chunked.append_tokens(ids[300:])
+    assert torch.allclose(single.last_logits, chunked.last_logits, atol=1e-4, rtol=0)
+    assert len(chunked.table) == len(ids) == chunked.logical
+
+
+def test_gather_keeping_every_slot_changes_nothing(make_engine, code_ids):
+    ids = code_ids[:300]
+    a = make_engine()
+    a.append_tokens(ids)
+    b = make_engine()
+    b.append_tokens(ids)
+    gather(b.cache, b.table, torch.arange(len(b.table)))
+    a.append_tokens(code_ids[300:310])
+    b.append_tokens(code_ids[300:310])
+    assert torch.equal(a.last_logits, b.last_logits)
+
+
+def test_drop_then_continue_uses_logical_positions(make_engine, code_ids):
+    eng = make_engine()
+    eng.append_tokens(code_ids[:400])
+    keep = torch.cat([torch.arange(0, 100), torch.arange(300, 400)])
+    gather(eng.cache, eng.table, keep)
+    assert len(eng.table) == 200 and eng.logical == 400
+    eng.append_message("user", "Continue.", SpanInfo(kind=SegmentKind.TEXT))
+    start = eng.logical
+    eng.start_assistant()
+    gen = eng.generate(12)
+    assert len(gen.token_ids) > 0 and gen.text.strip()
+    pos = eng.table["pos"]
+    assert bool((pos[1:] > pos[:-1]).all())
+    assert int(pos[-1]) == eng.logical - 1
+    assert gen.start_position > start
+    eng.table.check()
+
+
+def test_statistics_sum_to_observed_queries(make_engine, code_ids):
+    w, chunk = 16, 100
+    eng = make_engine(ModelConfig(prefill_chunk=chunk, obs_window=w))
+    eng.append_tokens(code_ids[:250])  # chunks of 100, 100, 50 -> 16 queries each observed
+    eng.append_message("user", "hi", SpanInfo())
+    eng.start_assistant()
+    gen = eng.generate(5)  # one forward (one query) per generated token
+    sums = eng.table["attn_cum"].sum(dim=2)  # [layers, heads]
+    expected = 3 * w + _queries(eng) + len(gen.token_ids)
+    assert torch.allclose(sums, torch.full_like(sums, float(expected)), atol=1e-2)
+
+
+def _queries(eng) -> int:
+    """Queries observed by the user message and the generation prompt forwards (each < window)."""
+    seg = eng.table["seg"]
+    total = 0
+    for s in (1, 2):
+        total += min(int((seg == s).sum()), eng.model_cfg.obs_window)
+    return total
+
+
+def test_generate_streams_and_stops(make_engine):
+    eng = make_engine()
+    eng.append_message("user", "Count from one to ten in words, separated by commas.", SpanInfo(kind=SegmentKind.ISSUE))
+    eng.start_assistant()
+    pieces: list[str] = []
+    gen = eng.generate(40, stop=["five"], on_token=pieces.append)
+    assert "".join(pieces) == gen.text
+    if gen.finish_reason == "stop":
+        assert gen.text.endswith("five")
+    eng.end_assistant()
+    assert eng.logical == len(eng.table)
+
+
+def test_sampling_is_seeded(make_engine):
+    outs = []
+    for _ in range(2):
+        eng = make_engine()
+        eng.append_message("user", "Tell me a word.", SpanInfo())
+        eng.start_assistant()
+        outs.append(eng.generate(8, temperature=0.9, top_p=0.9, seed=7).token_ids)
+    assert outs[0] == outs[1]
+
+
+def test_mark_and_rollback(make_engine, code_ids):
+    eng = make_engine()
+    eng.append_tokens(code_ids[:50])
+    before = eng.last_logits.clone()
+    m = eng.mark()
+    eng.append_tokens(code_ids[50:80])
+    eng.rollback(m)
+    assert len(eng.table) == 50 and eng.logical == 50
+    assert torch.equal(eng.last_logits, before)
+    assert eng.cache.layers[0].keys.shape[2] == 50
+
+
+def test_bad_input_one_line_errors(make_engine):
+    eng = make_engine()
+    with pytest.raises(InputError, match="nothing to continue"):
+        eng.generate(4)
+    with pytest.raises(InputError, match="model limit"):
+        eng.append_tokens([100] * (eng.max_context + 1))
+    assert len(eng.table) == 0  # nothing was half-appended
+
+
+def test_accounting(make_engine, code_ids):
+    eng = make_engine()
+    eng.append_tokens(code_ids[:100])
+    st = eng.stats()
+    assert st.physical_slots == 100 and st.logical_tokens == 100
+    assert st.kv_bytes == 100 * eng.bytes_per_slot() == 100 * 30 * 2 * 3 * 64 * 4
+    assert st.peak_rss_bytes > 100e6
