@@ -135,11 +135,12 @@ def _plan_to_intervals(text: str, plan: LinePlan, alloc: _Counter) -> list[Inter
     ids: dict[int, int] = {}
     first: dict[int, int] = {}
     last: dict[int, int] = {}
-    for i, (_s, _e, _t, key, _d) in enumerate(plan):
+    for i, (start, end, _t, key, _d) in enumerate(plan):
         if key not in ids:
             ids[key] = alloc()
             first[key] = i
-        last[key] = i
+        if key not in last or not text[start:end].isspace():
+            last[key] = i
     out: list[Interval] = []
     for i, (start, end, btype, key, depth) in enumerate(plan):
         tag = TokenTag(btype, ids[key], depth, False)

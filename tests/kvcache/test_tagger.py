@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import bisect
+import io
 import json.decoder
 import re
 import textwrap
 import time
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -110,6 +113,7 @@ def test_python_stdlib_structure(tokenizer, tagger: StructureTagger, path: str) 
     check_cover(text, ivs)
     starts = line_starts(text)
     toks = token_tags(tokenizer, tagger, text, span, ivs)
+    token_lines = [bisect.bisect_right(starts, p) for p, _ in toks]  # 1-based line of each token
     tree = ast.parse(text)
     defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     assert len(defs) > 5
@@ -124,22 +128,23 @@ def test_python_stdlib_structure(tokenizer, tagger: StructureTagger, path: str) 
         expected = B.CLASS_DECLARATION if isinstance(node, ast.ClassDef) else B.FUNCTION_SIGNATURE
         name_tag = tag_at(ivs, m.start(1))
         assert name_tag.block_type == expected, (node.name, name_tag)
-        keyword = tag_at(ivs, at)
-        assert keyword.is_boundary, node.name
+        assert tag_at(ivs, at).is_boundary, node.name
         name_blocks[node] = name_tag.block_id
-        # body lines (not a nested definition's header): never signatures, same block, deeper
+        # body lines (not a nested definition's header): never signatures, deeper, same block
         nested = set()
         for inner in ast.walk(node):
             if inner is not node and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 nested |= set(range(inner.lineno, inner.end_lineno + 1))
-        body = set(range(node.body[0].lineno, node.end_lineno + 1)) - header_lines
-        for pos, tag in toks:
-            line = text.count("\n", 0, pos) + 1
-            if line in body:
-                assert tag.block_type not in SIGNATURES, (node.name, line, text[pos:pos + 30])
-                assert tag.depth > name_tag.depth, (node.name, line)
-                if line not in nested:
-                    assert tag.block_id == name_tag.block_id, (node.name, line, text[pos:pos + 30])
+        first_body = node.body[0].lineno
+        lo = bisect.bisect_left(token_lines, first_body)
+        hi = bisect.bisect_right(token_lines, node.end_lineno)
+        for (pos, tag), line in zip(toks[lo:hi], token_lines[lo:hi]):
+            if line in header_lines:
+                continue
+            assert tag.block_type not in SIGNATURES, (node.name, line, text[pos:pos + 30])
+            assert tag.depth > name_tag.depth, (node.name, line)
+            if line not in nested and tag.block_type != B.COMMENT:
+                assert tag.block_id == name_tag.block_id, (node.name, line, text[pos:pos + 30])
     assert len(set(name_blocks.values())) == len(defs), "each definition has its own block"
     # imports and docstrings
     for node in ast.walk(tree):
@@ -157,8 +162,10 @@ def test_python_stdlib_structure(tokenizer, tagger: StructureTagger, path: str) 
             kinds = {t.block_type for p, t in toks if lo <= p < hi}
             assert kinds == {B.DOCSTRING}, (getattr(node, "name", "module"), kinds)
     # comments
-    for m in re.finditer(r"^[ \t]*(#.*)$", text, re.M):
-        assert tag_at(ivs, m.start(1)).block_type == B.COMMENT, text[m.start(1):m.end(1)]
+    comments = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
+    assert comments
+    for tok in comments:
+        assert tag_at(ivs, starts[tok.start[0] - 1] + tok.start[1]).block_type == B.COMMENT, tok.string
 
 
 def test_python_small_details(tagger: StructureTagger) -> None:
@@ -594,13 +601,16 @@ def test_tag_offsets_rules(tokenizer, tagger: StructureTagger) -> None:
     ivs = tagger.intervals(text, span)
     body_start = text.index("return")
     offsets = [(0, 0), (0, 3), (3, 5), (9, body_start), (9, body_start + 3), (body_start - 1, body_start + 6)]
-    tags = tagger.tag(text, offsets, span)
+    tags = tags_for_offsets(text, offsets, ivs)
     assert tags[0] == NO_TAG  # special token
     assert tags[1].block_type == B.FUNCTION_SIGNATURE and tags[1].is_boundary
-    assert tags[2].block_type == B.FUNCTION_SIGNATURE  # leading space: takes " f"
+    assert tags[2] == tag_at(ivs, 4) and tags[2].block_type == B.FUNCTION_SIGNATURE  # " f": its "f" decides
     assert tags[3] == tag_at(ivs, 9)  # whitespace-only token: tag at its start
-    assert tags[4].block_type == B.FUNCTION_BODY  # first non-space char decides
-    assert tags[5].block_type == B.FUNCTION_BODY  # overlapping offsets are fine
+    assert tags[4] == tag_at(ivs, body_start) and tags[4].block_type == B.FUNCTION_BODY
+    assert tags[5] == tags[4]  # overlapping offsets are fine
+    via_tag = tagger.tag(text, offsets, span)
+    assert [(t.block_type, t.depth, t.is_boundary) for t in via_tag] == [
+        (t.block_type, t.depth, t.is_boundary) for t in tags]
     assert tags_for_offsets(text, [], ivs) == []
     enc = tokenizer(text, return_offsets_mapping=True)
     assert len(tagger.tag(text, enc["offset_mapping"], span)) == len(enc["input_ids"])
