@@ -347,13 +347,16 @@ class _Grammar:
         self._cursor_type = ts.QueryCursor
 
     def _has(self, node_type: str) -> bool:
+        """Whether the grammar has a named node of this type."""
         return bool(self.language.id_for_node_kind(node_type, True))
 
     def _group(self, names: Any, capture: str) -> str | None:
+        """One alternation pattern capturing any of ``names`` (those the grammar has)."""
         present = sorted(n for n in names if self._has(n))
         return f"[{' '.join(f'({n})' for n in present)}] @{capture}" if present else None
 
     def _patterns(self) -> list[str]:
+        """Query patterns for everything the rules name."""
         r = self.rules
         groups = [
             (r.functions, "func"), (r.classes, "class"), (r.decorators, "decorator"),
@@ -372,23 +375,27 @@ class _Grammar:
         return patterns
 
     def _valid(self, ts: Any, pattern: str) -> bool:
+        """Whether this grammar version knows every node and field name in ``pattern``."""
         try:
             ts.Query(self.language, pattern)
-        except Exception:  # a field or node name this grammar version lacks
+        except ts.QueryError:
             return False
         return True
 
     def captures(self, node: Any) -> dict[str, list[Any]]:
+        """Captured nodes below ``node`` by capture name (func, class, flow, comment...)."""
         return self._cursor_type(self.query).captures(node)
 
 
 def _first_leaf(node: Any) -> Any:
+    """The leftmost leaf below ``node``."""
     while node.child_count:
         node = node.child(0)
     return node
 
 
 def _last_leaf(node: Any) -> Any:
+    """The rightmost non-empty leaf below ``node``."""
     while node.child_count:
         child = node.child(node.child_count - 1)
         if child.end_byte <= child.start_byte and node.child_count > 1:  # a MISSING node
@@ -424,6 +431,7 @@ class _CodeRegions:
         """Mark the last word of the last leaf of ``node``."""
         leaf = _last_leaf(node)
         start = max(self.src.rfind(b" ", leaf.start_byte, leaf.end_byte),
+                    self.src.rfind(b"\t", leaf.start_byte, leaf.end_byte),
                     self.src.rfind(b"\n", leaf.start_byte, leaf.end_byte - 1)) + 1
         self.add(max(start, leaf.start_byte), leaf.end_byte, P_BOUNDARY, boundary=True)
 
@@ -498,9 +506,9 @@ class _CodeRegions:
 
     def is_doc_comment(self, node: Any) -> bool:
         rules = self.rules
-        head = self.src[node.start_byte:node.start_byte + 3]
+        head = self.src[node.start_byte:node.start_byte + 4]
         if any(head.startswith(p.encode()) for p in rules.doc_comment_prefixes):
-            return not head.startswith(b"/**/")
+            return head != b"/**/"
         if rules.go_doc_comments:
             nxt = node.next_named_sibling
             return (nxt is not None and nxt.type in (*rules.functions, *rules.classes)
@@ -702,22 +710,25 @@ def _fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
 
 
 def _numbered_lines(text: str) -> list[tuple[int, int, int]] | None:
-    """For a `cat -n` style view: (line start, code start, line end) of each line, or None if not numbered.
+    """For a `cat -n` style view: (line start, code start, line end) per line, or None if not numbered.
 
-    A line without a number prefix gets code start == -1.
+    Numbered means: at least half the non-blank lines carry a `<spaces><number><tab>` prefix and
+    the numbers increase. A line without the prefix gets code start -1.
     """
-    spans = _line_spans(text, 0, len(text))
     rows = []
-    numbered = 0
-    for s, e in spans:
+    numbers = []
+    nonblank = 0
+    for s, e in _line_spans(text, 0, len(text)):
         m = _NUMBERED.match(text, s, e)
         if m:
-            numbered += 1
+            numbers.append(int(m.group(1)))
             rows.append((s, m.end(), e))
         else:
             rows.append((s, -1, e))
-    nonblank = sum(1 for s, e in spans if not text[s:e].isspace())
-    return rows if numbered and numbered * 2 >= nonblank else None
+        nonblank += not text[s:e].isspace()
+    if not numbers or len(numbers) * 2 < nonblank:
+        return None
+    return rows if all(a < b for a, b in zip(numbers, numbers[1:])) else None
 
 
 class StructureTagger:
@@ -733,12 +744,11 @@ class StructureTagger:
         if not text:
             return []
         language = (info.language or "").lower() or None
-        code_like = info.kind in CODE_KINDS or (info.kind == SegmentKind.TOOL_OUTPUT and language is not None)
-        if code_like and language not in PROSE_LANGUAGES:
-            if language is None and any(seg[3] for seg in _fence_segments(text)):
-                result = self._fenced(text, _prose_plan)
+        if info.kind in CODE_KINDS or (info.kind == SegmentKind.TOOL_OUTPUT and language is not None):
+            if language in PROSE_LANGUAGES or (language is None and any(seg[3] for seg in _fence_segments(text))):
+                result = self._view(text, lambda code: self._fenced(code, _prose_plan))
             else:
-                result = self._view(text, language)
+                result = self._view(text, lambda code: self.code(code, language))
         elif info.kind in LOG_KINDS:
             result = self._fenced(text, _log_plan)
         else:
@@ -760,17 +770,17 @@ class StructureTagger:
                 out.extend(_plan_to_intervals(text, prose(text, start, end), self._alloc))
         return out
 
-    def _view(self, text: str, language: str | None) -> list[Interval]:
-        """A file view or code span: un-number `cat -n` lines, tag the code, map tags back.
+    def _view(self, text: str, inner: Callable[[str], list[Interval]]) -> list[Interval]:
+        """A file view or code span: un-number `cat -n` lines, tag the rest with ``inner``, map tags back.
 
         Line-number prefixes get the block and depth of their line's code with block type NONE;
         lines without a number (a header or footer of the view) are TEXT.
         """
         rows = _numbered_lines(text)
         if rows is None:
-            return self.code(text, language)
+            return inner(text)
         code = "".join(text[c:e] for _s, c, e in rows if c >= 0)
-        code_ivs = _normalize(self.code(code, language), len(code))
+        code_ivs = _normalize(inner(code), len(code))
         out: list[Interval] = []
         j = 0
         pos = 0  # position in the un-numbered code

@@ -470,6 +470,29 @@ def test_numbered_file_view_matches_plain(tagger: StructureTagger) -> None:
     assert len(set(ids.values())) == len(ids)
 
 
+def test_numbered_markdown_view_and_false_numbering(tagger: StructureTagger) -> None:
+    md = ["# Title\n", "Some words.\n", "```python\n", "def f(x):\n", "    return x\n", "```\n"]
+    view = "".join(f"{i:>6}\t{line}" for i, line in enumerate(md, 1))
+    ivs = tagger.intervals(view, info(SegmentKind.FILE_VIEW, "markdown"))
+    check_cover(view, ivs)
+    assert tag_of(view, ivs, "# Title").block_type == B.TEXT
+    assert tag_of(view, ivs, "f(x)").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(view, ivs, "return x").block_type == B.FUNCTION_BODY
+    # tab-separated data whose first column does not count up is not a numbered view
+    tsv = "3\tdef\n1\tclass\n2\tother\n"
+    ivs = tagger.intervals(tsv, info(SegmentKind.FILE_VIEW))
+    assert tag_at(ivs, 0).block_type != B.NONE
+
+
+def test_anonymous_callbacks_nest_without_new_blocks(tagger: StructureTagger) -> None:
+    text = "describe('x', () => {\n  it('y', function () {\n    expect(1);\n  });\n});\n"
+    ivs = tagger.intervals(text, info(SegmentKind.CODE, "javascript"))
+    outer = tag_of(text, ivs, "describe")
+    inner = tag_of(text, ivs, "expect")
+    assert inner.block_id == outer.block_id and (outer.depth, inner.depth) == (0, 2)
+    assert inner.block_type not in SIGNATURES
+
+
 def test_fenced_code_in_assistant_text(tokenizer, tagger: StructureTagger) -> None:
     text = textwrap.dedent("""\
         I will change the parser.
