@@ -744,6 +744,7 @@ class StructureTagger:
         if not text:
             return []
         language = (info.language or "").lower() or None
+        language = language_for_fence(language) or language if language else None  # accept "py", "ts"...
         if info.kind in CODE_KINDS or (info.kind == SegmentKind.TOOL_OUTPUT and language is not None):
             if language in PROSE_LANGUAGES or (language is None and any(seg[3] for seg in _fence_segments(text))):
                 result = self._view(text, lambda code: self._fenced(code, _prose_plan))

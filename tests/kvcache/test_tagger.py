@@ -14,6 +14,8 @@ import tokenize
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from codeagent.kvcache.tagger import StructureTagger, tags_for_offsets
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -261,7 +263,7 @@ JAVA = textwrap.dedent("""\
       private int count = 0;
       @Override
       public String greet(String who) throws Exception {
-        if (who == null) { throw new Exception("x"); }
+        if (who == null) { throw new Exception("x"); } else { count++; }
         return "hi " + who;
       }
     }
@@ -331,8 +333,8 @@ CASES = {
         "@Deprecated": B.DECORATOR, "@Override": B.DECORATOR, "Greeter extends": B.CLASS_DECLARATION,
         "String greet": B.FUNCTION_SIGNATURE, "throws Exception": B.FUNCTION_SIGNATURE,
         "if (who": B.CONTROL_FLOW, "Speaker": B.CLASS_DECLARATION, "void speak": B.FUNCTION_SIGNATURE,
-        "private int count": B.STATEMENT,
-    }, ['throw new', 'return "hi']),
+        "private int count": B.STATEMENT, "else {": B.CONTROL_FLOW, "count++": B.FUNCTION_BODY,
+    }, ['throw new', 'return "hi', "count++"]),
     "go": (GO, {
         "package main": B.IMPORT, "import (": B.IMPORT, '"fmt"': B.IMPORT, "// Point is": B.DOCSTRING,
         "Point struct": B.CLASS_DECLARATION, "Add(a int": B.FUNCTION_SIGNATURE,
@@ -379,6 +381,9 @@ def test_function_blocks_and_boundaries(tagger: StructureTagger) -> None:
     method = tag_of(JS, ivs, "area(scale)")
     assert method.depth == 1 and method.block_id != tag_of(JS, ivs, "Shape extends").block_id
     assert tag_of(JS, ivs, "total += s").depth == 3
+    java = tagger.intervals(JAVA, info(SegmentKind.CODE, "java"))
+    assert tag_of(JAVA, java, "count++").depth == tag_of(JAVA, java, "throw new").depth == 3
+    assert tag_of(JAVA, java, "return \"hi").depth == 2
 
 
 def test_typescript_tsx_and_case_insensitive_language(tagger: StructureTagger) -> None:
@@ -652,3 +657,26 @@ def test_speed_2000_line_file(tokenizer, tagger: StructureTagger) -> None:
         best = min(best, time.perf_counter() - start)
     assert len(tags) == len(offsets)
     assert best < 0.1, f"tagging 2000 lines took {best * 1000:.0f} ms"
+
+
+_PIECES = st.sampled_from([
+    "def f(x):\n", "    return x\n", "class A:\n", "```python\n", "```\n", "     7\t", "Traceback (most recent call last):\n",
+    "E   assert 0\n", "fn main() {\n", "}\n", "/** d */\n", "import os\n", "\t", " ", "\n", "é✓", "{", ")", "#",
+])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=30),
+    kind=st.sampled_from(list(SegmentKind)),
+    language=st.sampled_from([None, "python", "javascript", "typescript", "tsx", "java", "go", "rust", "ruby",
+                              "markdown", "py"]),
+)
+def test_any_text_is_covered(tagger: StructureTagger, pieces: list[str], kind: SegmentKind,
+                             language: str | None) -> None:
+    text = "".join(pieces)
+    ivs = tagger.intervals(text, info(kind, language))
+    if text:
+        check_cover(text, ivs)
+    offsets = [(i, min(i + 3, len(text))) for i in range(0, len(text), 2)] + [(0, 0)]
+    assert len(tagger.tag(text, offsets, info(kind, language))) == len(offsets)
