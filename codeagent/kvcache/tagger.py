@@ -449,6 +449,7 @@ class _CodeRegions:
 
     # ---------------------------------------------------------------- collection
     def collect(self) -> None:
+        """Regions for every captured node: blocks, headers, bodies, flow, imports, comments, docstrings."""
         self.top_level()
         handled: set[int] = set()
         rules = self.rules
@@ -527,7 +528,7 @@ class _CodeRegions:
                 return child.start_byte
         return node.start_byte
 
-    def definition(self, node: Any, block: Any, body_field: str, is_class: bool, header_from: Any = None) -> None:
+    def definition(self, node: Any, block: Any, body_field: str, is_class: bool) -> None:
         """Regions of a named function/class: its block, header, body (one level deeper), boundaries."""
         rules = self.rules
         parent = block.parent
@@ -546,7 +547,7 @@ class _CodeRegions:
             self.add(block.start_byte, block.end_byte, P_BLOCK, new_block=True)
             self.boundary_first(block)
             self.boundary_last(block)
-        start = self.header_start(header_from or block, node)
+        start = self.header_start(block, node)
         header_type = BlockType.CLASS_DECLARATION if is_class else BlockType.FUNCTION_SIGNATURE
         self.add(start, node.end_byte if body_start is None else body_start, P_TYPE, header_type)
         self.boundary_first(block, at=start)
