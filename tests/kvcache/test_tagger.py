@@ -9,7 +9,6 @@ import io
 import json.decoder
 import re
 import textwrap
-import time
 import tokenize
 from pathlib import Path
 
@@ -644,19 +643,17 @@ def test_tag_offsets_rules(tokenizer, tagger: StructureTagger) -> None:
     assert len(tagger.tag(text, enc["offset_mapping"], span)) == len(enc["input_ids"])
 
 
-def test_speed_2000_line_file(tokenizer, tagger: StructureTagger) -> None:
+def test_2000_line_file_tags_every_token(tokenizer, tagger: StructureTagger) -> None:
+    """A large real file: one tag per token, signatures found (timing lives in scripts/bench_tagger.py)."""
     lines = Path(argparse.__file__).read_text().splitlines(keepends=True)[:2000]
     text = "".join(lines)
     offsets = tokenizer(text, return_offsets_mapping=True, add_special_tokens=False)["offset_mapping"]
     assert len(offsets) > 15000
-    span = info(SegmentKind.FILE_VIEW, "python")
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        tags = tagger.tag(text, offsets, span)
-        best = min(best, time.perf_counter() - start)
+    tags = tagger.tag(text, offsets, info(SegmentKind.FILE_VIEW, "python"))
     assert len(tags) == len(offsets)
-    assert best < 0.1, f"tagging 2000 lines took {best * 1000:.0f} ms"
+    n_defs = text.count("\n    def ") + text.count("\ndef ")
+    sig_blocks = {t.block_id for t in tags if t.block_type == B.FUNCTION_SIGNATURE}
+    assert len(sig_blocks) >= n_defs * 0.9
 
 
 _PIECES = st.sampled_from([
