@@ -18,6 +18,8 @@ app.add_typer(models_app, name="models")
 from codeagent.sandbox.cli import app as sandbox_app  # noqa: E402  (light: imports inside commands)
 
 app.add_typer(sandbox_app, name="sandbox")
+from codeagent.agent.commands import register  # noqa: E402  (light: imports inside commands)
+register(app)
 
 ModelOpt = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id.")
 ConfigOpt = typer.Option(None, "--config", "-c", help="YAML settings file.")

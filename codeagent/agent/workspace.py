@@ -14,7 +14,7 @@ from pathlib import Path
 from codeagent.errors import InputError
 from codeagent.tools.gitdiff import GitError, diff_worktree, git
 
-COPY_IGNORE = shutil.ignore_patterns(".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
+COPY_IGNORE = shutil.ignore_patterns(".codeagent-runs", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
                                      ".pytest_cache", ".ruff_cache", ".tox", "*.pyc", ".DS_Store")
 IDENTITY = ("-c", "user.name=codeagent", "-c", "user.email=codeagent@localhost", "-c", "commit.gpgsign=false")
 

@@ -1,0 +1,119 @@
+"""The ``solve``, ``repl`` and ``batch`` commands, added to the typer app by :func:`register`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+SANDBOX_HELP = "Where commands run: auto (docker when a daemon answers), docker or local."
+
+
+def register(app: typer.Typer) -> None:
+    """Add solve, repl and batch to ``app`` (heavy imports happen inside the commands)."""
+    app.command()(solve)
+    app.command()(repl)
+    app.command()(batch)
+
+
+def _sandbox_kind(value: str) -> str:
+    from codeagent.errors import InputError
+
+    if value not in ("auto", "docker", "local"):
+        raise InputError(f"--sandbox must be auto, docker or local, not {value!r}")
+    return value
+
+
+def solve(
+    issue: Optional[Path] = typer.Argument(None, help="Markdown file describing the issue (not needed with --resume)."),
+    repo: Path = typer.Option(Path("."), "--repo", "-r", help="Repository (or plain folder) to work on."),
+    sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
+    apply: bool = typer.Option(False, "--apply", help="Apply the resulting patch to your working tree."),
+    commit: bool = typer.Option(False, "--commit", help="Commit the result on the run's branch."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Most model turns."),
+    budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
+    model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
+    runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where runs live (default <repo>/.codeagent-runs)."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the run saved in this trajectory."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
+    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting, e.g. agent.max_debug_rounds=2."),
+    engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
+) -> None:
+    """Solve an issue: plan, edit, run and debug in a sandboxed copy; report the patch and KV statistics."""
+    from rich.console import Console
+
+    from codeagent.agent import runner
+    from codeagent.agent.display import LiveDisplay, report
+    from codeagent.errors import InputError
+
+    if issue is None and resume is None:
+        raise InputError("give an issue file (or --resume TRAJECTORY)")
+    text = runner.read_issue(issue) if issue is not None and resume is None else None
+    if resume is None:
+        runner.check_repo(repo)
+    kind = _sandbox_kind(sandbox)
+    settings, cfg = runner.prepare(config, sets, model, budget, max_steps)
+    err = Console(stderr=True)
+    eng = runner.make_engine(settings, engine, progress=lambda m: err.print(f"[dim]{m}[/]"))
+    with LiveDisplay(err, title=f"codeagent solve · {settings.model.model}") as ui:
+        out = runner.solve(eng, settings, cfg, repo=repo, issue=text, issue_path=issue, runs_dir=runs_dir,
+                           sandbox_kind=kind, resume=resume, listener=ui)
+    extra = []
+    if commit:
+        extra.append(f"committed {out.workspace.commit(f'codeagent: {out.result.summary[:60] or out.run_id}')[:10]}"
+                     f" on {out.workspace.branch or out.workspace.path}")
+    if apply:
+        extra.append(out.workspace.apply_to_user_tree())
+    if out.result.status not in ("resolved", "finished") and resume is None:
+        extra.append(f"continue with: codeagent solve --resume {out.trajectory}")
+    report(Console(), out.result, str(out.trajectory), extra)
+    if out.result.status == "interrupted":
+        sys.exit(130)
+
+
+def repl(
+    repo: Path = typer.Option(Path("."), "--repo", "-r", help="Repository (or plain folder) to work on."),
+    sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
+    model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
+    budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
+    runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where sessions live (default <repo>/.codeagent-runs)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
+    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting (repeatable)."),
+    engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
+) -> None:
+    """Interactive session keeping the model's cache across turns (/plan /diff /kv /undo /save /resume /quit)."""
+    from rich.console import Console
+
+    from codeagent.agent import runner
+    from codeagent.agent.repl import Repl
+
+    runner.check_repo(repo)
+    kind = _sandbox_kind(sandbox)
+    settings, cfg = runner.prepare(config, sets, model, budget)
+    err = Console(stderr=True)
+    eng = runner.make_engine(settings, engine, progress=lambda m: err.print(f"[dim]{m}[/]"))
+    Repl(eng, settings, cfg, repo=repo, runs_dir=runs_dir, sandbox_kind=kind).loop()
+
+
+def batch(
+    tasks: Path = typer.Argument(..., help="JSONL of {id, repo, issue}, or a folder of repos each with an issue.md."),
+    out: Path = typer.Option(Path("codeagent-batch"), "--out", "-o", help="Output folder (runs, results, preds.json)."),
+    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Worker processes (each loads its own model)."),
+    sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Most model turns per task."),
+    budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
+    model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
+    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting (repeatable)."),
+    engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
+) -> None:
+    """Solve many tasks with N workers; resumable; writes one trajectory per task and preds.json (SWE-bench)."""
+    from codeagent.agent.batch import BatchOptions, load_tasks, run_batch
+
+    kind = _sandbox_kind(sandbox)
+    task_list = load_tasks(tasks)
+    opts = BatchOptions(out=out.resolve(), workers=workers, sandbox=kind, max_steps=max_steps, budget=budget,
+                        model=model, config=config, sets=list(sets), engine=engine)
+    run_batch(task_list, opts)

@@ -1,0 +1,78 @@
+"""Settings of the agent loop (the ``agent`` section of the settings file, or ``--set agent.x=y``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codeagent.errors import InputError
+
+
+class AgentConfig(BaseModel):
+    """Limits, sampling and tool settings of one agent run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(30, ge=1)
+    """Most model turns (one action each) in a run, the plan turn included."""
+    max_wall_s: float = Field(1800.0, gt=0)
+    """Wall-clock limit of a run, in seconds; checked before every turn."""
+    max_gen_tokens: int = Field(12000, ge=1)
+    """Most tokens the model may generate over the whole run."""
+    max_new_tokens: int = Field(256, ge=8)
+    """Most tokens of one action turn (generation also stops after an action block's closing fence)."""
+    plan_tokens: int = Field(160, ge=8)
+    """Most tokens of the plan turn."""
+    summary_tokens: int = Field(64, ge=0)
+    """Most tokens of the final summary turn; 0 skips it (the summary is then built from the run)."""
+    max_plan_steps: int = Field(4, ge=1)
+    """Plan steps kept from the model's plan; the rest are folded into the last one."""
+    max_debug_rounds: int = Field(3, ge=1)
+    """Failing test runs allowed in one step's debug phase before the step is given up."""
+    max_format_errors: int = Field(3, ge=1)
+    """Malformed replies in a row that end the run."""
+    temperature: float = Field(0.0, ge=0.0)
+    """Sampling temperature; 0 is greedy (deterministic)."""
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    """Nucleus sampling cut-off when temperature > 0."""
+    seed: int | None = 0
+    """Sampling seed (None: random)."""
+    kv_budget_tokens: int = Field(3072, ge=64)
+    """KV budget (physical slots) for agent runs when ``kv.budget_tokens`` is not set explicitly."""
+    context_margin: int = Field(512, ge=0)
+    """The run ends when fewer than max_new_tokens + this many logical positions remain in the model's context."""
+    max_output_chars: int = Field(2000, ge=200)
+    """Tool output longer than this is cut to head and tail (a 135M model's budget is small)."""
+    command_timeout_s: float = Field(120.0, gt=0)
+    """Time limit of one command or test run, in seconds."""
+    test_command: str | None = None
+    """Shell command that runs the tests; None lets run_tests detect the runner."""
+    tools: list[str] = Field(default_factory=lambda: ["view", "search", "edit", "create", "bash", "run_tests", "diff",
+                                                      "finish"])
+    """Tools offered to the model (``done``, which ends a plan step, is always offered)."""
+    check_on_finish: bool = True
+    """Run the tests when the run ends and record whether they pass."""
+
+
+def agent_config(extra: dict) -> AgentConfig:
+    """The ``agent`` section of ``Settings.extra`` validated; one-line errors for bad values."""
+    try:
+        return AgentConfig.model_validate(extra.get("agent") or {})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise InputError(f"bad setting agent.{where}: {err['msg']}") from None
+
+
+def sandbox_config(extra: dict, kind: str | None = None):
+    """The ``sandbox`` section of ``Settings.extra`` validated, ``kind`` overriding its kind."""
+    from codeagent.sandbox import SandboxConfig
+
+    data = dict(extra.get("sandbox") or {})
+    if kind is not None:
+        data["kind"] = kind
+    try:
+        return SandboxConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise InputError(f"bad setting sandbox.{where}: {err['msg']}") from None

@@ -1,0 +1,59 @@
+"""Exceptions that steer the agent loop: one kind retries the turn, the other ends the run."""
+
+from __future__ import annotations
+
+
+class AgentSignal(Exception):
+    """Base of the loop's control-flow exceptions; ``str(exc)`` is the reason shown to people."""
+
+
+class Retry(AgentSignal):
+    """The turn failed in a way the model can fix: tell it and go on."""
+
+
+class FormatError(Retry):
+    """The reply holds no well-formed action block (or names an unknown tool)."""
+
+
+class Terminate(AgentSignal):
+    """The run ends; ``status`` says how."""
+
+    status = "stopped"
+
+
+class Finished(Terminate):
+    """The model called finish, or every plan step is done."""
+
+    status = "finished"
+
+    def __init__(self, reason: str, summary: str = "") -> None:
+        super().__init__(reason)
+        self.summary = summary
+
+
+class StepLimit(Terminate):
+    """The run used its turns."""
+
+
+class TimeLimit(Terminate):
+    """The run used its wall-clock time."""
+
+
+class TokenLimit(Terminate):
+    """The model generated as many tokens as the run allows."""
+
+
+class ContextLimit(Terminate):
+    """The model's context (logical positions) is nearly used up."""
+
+
+class FormatLimit(Terminate):
+    """Too many malformed replies in a row."""
+
+    status = "failed"
+
+
+class Interrupted(Terminate):
+    """Ctrl-C: the run stops where it is, with everything saved."""
+
+    status = "interrupted"

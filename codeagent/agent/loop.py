@@ -1,0 +1,355 @@
+"""The agent: plan -> (write -> run -> debug)* per step -> commit -> ... -> finish.
+
+One class, one turn at a time. Every turn is one model reply holding one action; control flow
+that ends or retries a turn is an exception (:mod:`codeagent.agent.events`). The KV manager hears
+about everything the loop knows: each message carries its kind and subtask (the plan step), parsed
+replies are re-tagged, a failing test run opens a debug round, a finished step is committed.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from codeagent.agent import actions
+from codeagent.agent.actions import DONE, Action
+from codeagent.agent.config import AgentConfig
+from codeagent.agent.events import (ContextLimit, Finished, FormatError, FormatLimit, Interrupted, StepLimit,
+                                    Terminate, TimeLimit, TokenLimit)
+from codeagent.agent.listener import Listener
+from codeagent.agent.prompts import render
+from codeagent.agent.trajectory import PlanStep, ResultRecord, StepRecord, Trajectory, save
+from codeagent.agent.transcript import Transcript
+from codeagent.kvcache.tags import SegmentKind, SpanInfo
+from codeagent.protocols import Generation, Observation
+from codeagent.tools import ToolContext, make_tools
+from codeagent.tools.bash import looks_like_test_run
+
+EDIT_TOOLS = frozenset({"edit", "create"})
+
+
+class Agent:
+    """Runs one issue to an end state, saving the trajectory after every turn."""
+
+    def __init__(self, engine, ctx: ToolContext, cfg: AgentConfig, traj: Trajectory, traj_path: Path,
+                 listener: Listener | None = None, workspace=None) -> None:
+        self.engine = engine
+        self.ctx = ctx
+        self.cfg = cfg
+        self.traj = traj
+        self.traj_path = Path(traj_path)
+        self.ui = listener or Listener()
+        self.workspace = workspace
+        self.tools = make_tools(cfg.tools)
+        self.tool_names = frozenset(self.tools) | {DONE}
+        self.transcript = Transcript(engine, traj)
+        self.state = traj.state
+        self._t0 = time.monotonic()
+        self._max_slots = max((s.kv.get("physical_slots", 0) for s in traj.steps), default=0)
+        self._turn_events: list[str] = []
+
+    # ------------------------------------------------------------------ entry points
+    def run(self) -> ResultRecord:
+        """Plan (unless resumed past it), then turns until something ends the run; returns the result."""
+        self._t0 = time.monotonic() - self.state.elapsed_s
+        try:
+            if not self.traj.messages:
+                self._start()
+            while not self.traj.plan:
+                self._plan_turn()
+            self._announce()
+            while True:
+                self._turn()
+        except Terminate as end:
+            return self._finish(end)
+        except KeyboardInterrupt:
+            return self._finish(Interrupted("interrupted by Ctrl-C"))
+
+    def resume(self) -> ResultRecord:
+        """Rebuild the cache from the saved transcript (a fresh prefill), then go on."""
+        self.ui.note(f"resuming: re-prefilling {len(self.traj.messages)} messages")
+        self.transcript.replay()
+        self.traj.result = None
+        return self.run()
+
+    # ------------------------------------------------------------------ phases
+    def _start(self) -> None:
+        self.transcript.say("system", render("system"), SpanInfo(kind=SegmentKind.SYSTEM, pinned=True))
+        files = ", ".join(self._files()[:30])
+        self.transcript.say("user", render("issue", issue=self.traj.issue.strip(), files=files),
+                            SpanInfo(kind=SegmentKind.ISSUE))
+        self._save()
+
+    def _files(self) -> list[str]:
+        from codeagent.tools.gitdiff import GitError, git
+
+        try:
+            out = git(self.ctx.workspace, "ls-files", "--cached", "--others", "--exclude-standard")
+        except GitError:
+            return []
+        return [f for f in out.splitlines() if f and not f.startswith(".")]
+
+    def _plan_turn(self) -> None:
+        self.ui.phase("plan", 0, 0, "")
+        rec = self._begin_turn("plan", None)
+        try:
+            self.transcript.say("user", render("plan", min_steps=2, max_steps=self.cfg.max_plan_steps),
+                                SpanInfo(kind=SegmentKind.TEXT))
+            gen = self._generate(self.cfg.plan_tokens, None, SpanInfo(kind=SegmentKind.TEXT), rec, "plan")
+            try:
+                steps = actions.parse_plan(gen.text, self.cfg.max_plan_steps)
+            except FormatError as err:
+                self._format_error(err, rec)
+                return
+            self.state.format_errors = 0
+            self.transcript.retag(gen, [(0, len(gen.text), SpanInfo(kind=SegmentKind.PLAN))])
+            self.traj.plan = [PlanStep(id=f"step-{i + 1}", text=s) for i, s in enumerate(steps)]
+            self.traj.plan[0].status = "active"
+            self.state.phase, self.state.step_index = "write", 0
+            self.ui.plan(steps)
+        finally:
+            self._end_turn(rec)
+
+    def _announce(self) -> None:
+        step = self._step()
+        self.ui.phase(self.state.phase, self.state.step_index + 1, len(self.traj.plan), step.text)
+
+    def _step(self) -> PlanStep:
+        return self.traj.plan[min(self.state.step_index, len(self.traj.plan) - 1)]
+
+    def _phase_prompt(self) -> str:
+        step, st = self._step(), self.state
+        common = dict(index=st.step_index + 1, total=len(self.traj.plan), step=step.text)
+        if st.phase == "debug":
+            return render("debug", round=st.debug_rounds, max_rounds=self.cfg.max_debug_rounds, **common)
+        changed = ", ".join(self._changed_files()) or "files"
+        return render("write", phase=st.phase, changed=changed, **common)
+
+    def _changed_files(self) -> list[str]:
+        from codeagent.tools.gitdiff import GitError, git
+
+        try:
+            out = git(self.ctx.workspace, "status", "--porcelain", "--untracked-files=all")
+        except GitError:
+            return []
+        return [line[3:] for line in out.splitlines() if line[3:] and "__pycache__" not in line][:5]
+
+    # ------------------------------------------------------------------ one turn
+    def _turn(self) -> None:
+        step = self._step()
+        rec = self._begin_turn(self.state.phase, step.id)
+        try:
+            self.transcript.say("user", self._phase_prompt(), SpanInfo(kind=SegmentKind.TEXT, subtask=step.id))
+            info = SpanInfo(kind=SegmentKind.TEXT, subtask=step.id)
+            gen = self._generate(self.cfg.max_new_tokens, actions.STOP, info, rec, step.id)
+            try:
+                action = actions.parse(gen.text, self.tool_names, truncated=gen.finish_reason == "length")
+            except FormatError as err:
+                self._format_error(err, rec)
+                return
+            self.state.format_errors = 0
+            self._retag(gen, action, step.id)
+            rec.action = {"tool": action.tool, "args": action.args, "thought": action.thought}
+            self.ui.action(action.brief())
+            obs = self._execute(action)
+            self._observe(action, obs, rec, step.id)
+            self._after(action, obs)
+        finally:
+            self._end_turn(rec)
+
+    def _begin_turn(self, phase: str, subtask: str | None) -> StepRecord:
+        self._check_limits()
+        self._turn_events = []
+        return StepRecord(n=len(self.traj.steps) + 1, phase=phase, subtask=subtask, started=time.time())
+
+    def _end_turn(self, rec: StepRecord) -> None:
+        rec.duration_s = round(time.time() - rec.started, 3)
+        rec.events = list(self._turn_events)
+        stats = self.engine.stats()
+        rec.kv = stats.as_dict()
+        self._max_slots = max(self._max_slots, stats.physical_slots)
+        self.traj.steps.append(rec)
+        self._save()
+        self.ui.kv(stats)
+
+    def _check_limits(self) -> None:
+        st, cfg = self.state, self.cfg
+        if st.turns >= cfg.max_steps:
+            raise StepLimit(f"step limit reached ({cfg.max_steps} turns)")
+        if time.monotonic() - self._t0 >= cfg.max_wall_s:
+            raise TimeLimit(f"time limit reached ({cfg.max_wall_s:.0f} s)")
+        if st.gen_tokens >= cfg.max_gen_tokens:
+            raise TokenLimit(f"generated-token limit reached ({cfg.max_gen_tokens} tokens)")
+        if self.engine.logical + cfg.max_new_tokens + cfg.context_margin > self.engine.max_context:
+            raise ContextLimit(f"model context nearly full ({self.engine.logical} of {self.engine.max_context} positions)")
+
+    def _generate(self, max_tokens: int, stop: list[str] | None, info: SpanInfo, rec: StepRecord,
+                  label: str) -> Generation:
+        self.state.turns += 1
+        self.ui.generating(label)
+        self.engine.start_assistant(info)
+        seed = None if self.cfg.seed is None else self.cfg.seed + self.state.turns
+        budget = min(max_tokens, self.cfg.max_gen_tokens - self.state.gen_tokens)
+        gen = self.engine.generate(max(budget, 1), stop=stop, temperature=self.cfg.temperature, top_p=self.cfg.top_p,
+                                   seed=seed, on_token=self.ui.token, info=info)
+        self.engine.end_assistant(info)
+        self.state.gen_tokens += len(gen.token_ids)
+        self.transcript.reply(gen, info)
+        rec.reply = gen.text
+        rec.gen = {"tokens": len(gen.token_ids), "finish_reason": gen.finish_reason, "decode_s": round(gen.decode_s, 3)}
+        if gen.finish_reason == "interrupted":
+            raise Interrupted("interrupted by Ctrl-C during generation")
+        return gen
+
+    def _format_error(self, err: FormatError, rec: StepRecord) -> None:
+        self.state.format_errors += 1
+        rec.format_error = str(err)
+        self.ui.note(f"format error ({self.state.format_errors}/{self.cfg.max_format_errors}): {err}")
+        if self.state.format_errors >= self.cfg.max_format_errors:
+            raise FormatLimit(f"{self.state.format_errors} malformed replies in a row (last: {err})")
+        example = next((f for f in self._files() if f.endswith(".py")), "README.md")
+        self.transcript.say("user", render("format_error", error=str(err), example_path=example),
+                            SpanInfo(kind=SegmentKind.TEXT, subtask=rec.subtask))
+
+    def _retag(self, gen: Generation, action: Action, subtask: str) -> None:
+        spans = [(action.start, action.end, SpanInfo(kind=SegmentKind.TOOL_CALL, subtask=subtask))]
+        if action.code is not None:
+            s, e, lang = action.code
+            spans.append((s, e, SpanInfo(kind=SegmentKind.CODE, subtask=subtask, language=lang)))
+        self.transcript.retag(gen, spans)
+
+    # ------------------------------------------------------------------ acting
+    def _execute(self, action: Action) -> Observation:
+        if action.tool == DONE:
+            if not self.state.step_edits:
+                return Observation(text=f"Step {self.state.step_index + 1} marked done.",
+                                   info=SpanInfo(kind=SegmentKind.TEXT), data={"step_done": True})
+            return self.tools["run_tests"].run({}, self.ctx) if "run_tests" in self.tools else Observation(
+                text="Step marked done.", info=SpanInfo(kind=SegmentKind.TEXT), data={"step_done": True})
+        return self.tools[action.tool].run(action.args, self.ctx)
+
+    def _observe(self, action: Action, obs: Observation, rec: StepRecord, subtask: str) -> None:
+        info = SpanInfo(kind=obs.info.kind, subtask=subtask, language=obs.info.language, pinned=obs.info.pinned)
+        self.transcript.say("user", obs.text, info)
+        rec.observation = {"text": obs.text, "ok": obs.ok, "kind": obs.info.kind.name.lower(), "done": obs.done,
+                           "data": obs.data}
+        self.ui.observation(action.brief(), obs)
+
+    def _after(self, action: Action, obs: Observation) -> None:
+        """Phase transitions: edits lead to run, test results to commit or debug, finish ends the run."""
+        if obs.done:
+            raise Finished("the model called finish", summary=str(obs.data.get("summary", "")))
+        if action.tool in EDIT_TOOLS and obs.ok:
+            self.state.step_edits = True
+            if self.workspace is not None:
+                self.traj.patch = self.workspace.diff()
+            if self.state.phase == "write":
+                self.state.phase = "run"
+            return
+        if obs.data.get("step_done"):
+            self._complete_step("declared done (no edits to check)")
+            return
+        passed = self._test_outcome(action, obs)
+        if passed is True:
+            self._complete_step("tests pass")
+        elif passed is False:
+            self._failing_tests()
+
+    def _test_outcome(self, action: Action, obs: Observation) -> bool | None:
+        """True/False for a test run (run_tests, a test command through bash, a done check), else None."""
+        if "passed" in obs.data:
+            return bool(obs.data["passed"])
+        if action.tool == "bash" and looks_like_test_run(str(action.args.get("command", ""))):
+            return obs.ok
+        if action.tool == DONE:
+            return True  # no test set-up to check with: the declaration stands
+        return None
+
+    def _failing_tests(self) -> None:
+        st, step = self.state, self._step()
+        st.debug_rounds += 1
+        if st.phase != "debug":
+            st.phase = "debug"
+            self.engine.set_debug(step.id)
+            self.transcript.event("debug_open", step.id)
+            self._turn_events.append(f"debug_open {step.id}")
+            self.ui.note(f"tests fail: debug round opened for {step.id}")
+        if st.debug_rounds > self.cfg.max_debug_rounds:
+            self._complete_step(f"given up after {self.cfg.max_debug_rounds} debug rounds", status="abandoned")
+        else:
+            self.ui.phase("debug", st.step_index + 1, len(self.traj.plan), step.text)
+
+    def _complete_step(self, why: str, status: str = "done") -> None:
+        st, step = self.state, self._step()
+        if st.phase == "debug":
+            self.engine.set_debug(None)
+            self.transcript.event("debug_close", step.id)
+            self._turn_events.append(f"debug_close {step.id}")
+        moved = self.engine.commit(step.id)
+        self.transcript.event("commit", step.id)
+        self._turn_events.append(f"commit {step.id}")
+        step.status = status  # type: ignore[assignment]
+        self.ui.note(f"{step.id} {status} ({why}); committed {moved} slots")
+        st.step_index += 1
+        st.phase, st.debug_rounds, st.step_edits = "write", 0, False
+        if st.step_index >= len(self.traj.plan):
+            raise Finished("all plan steps are done")
+        self.traj.plan[st.step_index].status = "active"
+        self._announce()
+
+    # ------------------------------------------------------------------ the end
+    def _finish(self, end: Terminate) -> ResultRecord:
+        self.state.phase = "finish"
+        self.ui.phase("finish", self.state.step_index + 1, len(self.traj.plan), str(end))
+        tests = self._final_tests()
+        patch = self.workspace.diff() if self.workspace is not None else ""
+        self.traj.patch = patch
+        patch_path = self.traj_path.parent / "patch.diff"
+        patch_path.write_text(patch)
+        files = sum(1 for line in patch.splitlines() if line.startswith("diff --git "))
+        summary = getattr(end, "summary", "") or self._summary(end, tests)
+        status = end.status
+        if isinstance(end, Finished) and tests is True and files:
+            status = "resolved"
+        stats = self.engine.stats()
+        self._max_slots = max(self._max_slots, stats.physical_slots)
+        budget = stats.budget_slots
+        self.traj.result = ResultRecord(
+            status=status, reason=str(end), summary=summary, tests_passed=tests, files_changed=files,
+            patch_path=str(patch_path), kv=stats.as_dict(), max_physical_slots=self._max_slots, budget_slots=budget,
+            within_budget=budget is None or self._max_slots <= budget,
+        )
+        self._save()
+        return self.traj.result
+
+    def _final_tests(self) -> bool | None:
+        if not self.cfg.check_on_finish or "run_tests" not in self.tools:
+            return None
+        try:
+            obs = self.tools["run_tests"].run({}, self.ctx)
+        except KeyboardInterrupt:
+            return None
+        return bool(obs.data["passed"]) if "passed" in obs.data else None
+
+    def _summary(self, end: Terminate, tests: bool | None) -> str:
+        done = sum(1 for s in self.traj.plan if s.status == "done")
+        fallback = f"{done} of {len(self.traj.plan)} plan steps done; {end}"
+        room = self.engine.logical + self.cfg.summary_tokens + 64 < self.engine.max_context
+        if self.cfg.summary_tokens == 0 or isinstance(end, Interrupted) or not room:
+            return fallback
+        rec = StepRecord(n=len(self.traj.steps) + 1, phase="finish", subtask=None, started=time.time())
+        try:
+            tests_text = {True: "pass", False: "fail", None: ""}[tests]
+            self.transcript.say("user", render("finish", reason=str(end), tests=tests_text),
+                                SpanInfo(kind=SegmentKind.TEXT))
+            gen = self._generate(self.cfg.summary_tokens, ["\n\n"], SpanInfo(kind=SegmentKind.TEXT), rec, "summary")
+            text = gen.text.strip()
+        except (Interrupted, KeyboardInterrupt):
+            text = ""
+        finally:
+            self._end_turn(rec)
+        return text or fallback
+
+    def _save(self) -> None:
+        self.state.elapsed_s = round(time.monotonic() - self._t0, 3)
+        save(self.traj, self.traj_path)

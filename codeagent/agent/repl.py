@@ -1,0 +1,274 @@
+"""The interactive session: one cache kept across turns, slash commands, Ctrl-C stops only the reply.
+
+Each request is a turn: the model answers, or acts (one action per reply, up to
+``max_actions`` in a row) until it replies without an action block. A finished turn is committed
+to the KV manager like a plan step; ``/undo`` rolls the cache, the transcript and the files back.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+
+from codeagent.agent import actions
+from codeagent.agent.actions import DONE
+from codeagent.agent.config import AgentConfig, sandbox_config
+from codeagent.agent.events import FormatError
+from codeagent.agent.prompts import render
+from codeagent.agent.trajectory import Trajectory, WorkspaceRecord, load, save
+from codeagent.agent.transcript import Transcript
+from codeagent.agent.workspace import Workspace
+from codeagent.errors import CodeagentError, InputError
+from codeagent.kvcache.tags import SegmentKind, SpanInfo
+from codeagent.tools import ToolContext, make_tools
+from codeagent.tools.gitdiff import GitError, git
+
+HELP = ("/plan [TEXT] plan a task · /diff changes so far · /kv cache statistics · /undo the last turn · "
+        "/save [PATH] the session · /resume PATH a saved session · /quit")
+
+
+@dataclass
+class UndoPoint:
+    """State before a turn: cache mark, transcript length, files (as a patch)."""
+
+    mark: object
+    messages: int
+    patch: str
+
+
+class Repl:
+    """Reads requests and slash commands from ``stdin`` until /quit or end of input."""
+
+    def __init__(self, engine, settings, cfg: AgentConfig, *, repo: Path, runs_dir: Path | None = None,
+                 sandbox_kind: str | None = None, stdin: TextIO | None = None, console: Console | None = None,
+                 max_actions: int = 6) -> None:
+        from codeagent.agent.runner import check_repo, new_run_id, runs_root
+
+        self.engine, self.settings, self.cfg = engine, settings, cfg
+        self.stdin = stdin or sys.stdin
+        self.con = console or Console(highlight=False)
+        self.max_actions = max_actions
+        repo = check_repo(repo)
+        self.run_id = "repl-" + new_run_id()
+        root = runs_root(repo, runs_dir)
+        self.ws = Workspace.create(repo, root, self.run_id)
+        self.traj_path = root / self.run_id / "trajectory.json"
+        self.traj = Trajectory(run_id=self.run_id, issue="(interactive session)", repo=str(repo),
+                               model=settings.model.model, settings=settings.model_dump(mode="json"),
+                               workspace=WorkspaceRecord(repo=str(self.ws.repo), path=str(self.ws.path),
+                                                         base=self.ws.base, branch=self.ws.branch,
+                                                         is_worktree=self.ws.is_worktree, dirty=self.ws.dirty))
+        self.sandbox_kind = sandbox_kind
+        self.tools = make_tools(cfg.tools)
+        self.names = frozenset(self.tools) | {DONE}
+        self.transcript = Transcript(engine, self.traj)
+        self.undo: list[UndoPoint] = []
+        self.turns = 0
+
+    # ------------------------------------------------------------------ session
+    def loop(self) -> None:
+        """Run the session; the sandbox is closed and the transcript saved at the end."""
+        from codeagent.sandbox import open_sandbox
+
+        if self.ws.dirty:
+            self.con.print(f"warning: {self.ws.repo} has uncommitted changes; the session starts from HEAD")
+        box = open_sandbox(sandbox_config(self.settings.extra, self.sandbox_kind), self.ws.path,
+                           ro_paths=self.ws.git_dirs())
+        self.ctx = ToolContext(workspace=self.ws.path, sandbox=box, max_output_chars=self.cfg.max_output_chars,
+                               command_timeout=self.cfg.command_timeout_s, test_command=self.cfg.test_command,
+                               base_ref=self.ws.base)
+        try:
+            self.engine.reset()
+            self.transcript.say("system", render("system"), SpanInfo(kind=SegmentKind.SYSTEM, pinned=True))
+            self.con.print(f"codeagent repl · workspace {self.ws.path}\n{HELP}")
+            while True:
+                line = self._read()
+                if line is None:
+                    break
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    if line.startswith("/"):
+                        if not self.command(line):
+                            break
+                    else:
+                        self.turn(line)
+                except CodeagentError as exc:
+                    self.con.print(f"error: {exc}")
+        finally:
+            box.close()
+            self._save()
+            self.con.print(f"session saved: {self.traj_path}")
+
+    def _read(self) -> str | None:
+        while True:
+            try:
+                if self.stdin.isatty():
+                    return input("› ")
+                line = self.stdin.readline()
+                return line if line else None
+            except EOFError:
+                return None
+            except KeyboardInterrupt:
+                self.con.print("\n(Ctrl-C: type /quit to leave)")
+
+    def _save(self, path: Path | None = None) -> Path:
+        self.traj.patch = self.ws.diff()
+        return save(self.traj, path or self.traj_path)
+
+    # ------------------------------------------------------------------ turns
+    def turn(self, request: str) -> None:
+        """One request: answer or act until a reply has no action; then commit the turn."""
+        self.turns += 1
+        sub = f"turn-{self.turns}"
+        self.undo.append(UndoPoint(self.engine.mark(), len(self.traj.messages), self.ws.diff()))
+        try:
+            self.transcript.say("user", render("repl", request=request), SpanInfo(kind=SegmentKind.ISSUE, subtask=sub))
+            for _ in range(self.max_actions):
+                gen = self._generate(self.cfg.max_new_tokens, actions.STOP, sub)
+                if gen.finish_reason == "interrupted":
+                    self.con.print("(stopped)")
+                    break
+                try:
+                    action = actions.parse(gen.text, self.names, truncated=gen.finish_reason == "length")
+                except FormatError:
+                    break  # a plain answer ends the turn
+                spans = [(action.start, action.end, SpanInfo(kind=SegmentKind.TOOL_CALL, subtask=sub))]
+                if action.code is not None:
+                    spans.append((action.code[0], action.code[1],
+                                  SpanInfo(kind=SegmentKind.CODE, subtask=sub, language=action.code[2])))
+                self.transcript.retag(gen, spans)
+                if action.tool == DONE:
+                    break
+                self.con.print(f"→ {action.brief()}", markup=False)
+                obs = self.tools[action.tool].run(action.args, self.ctx)
+                self.transcript.say("user", obs.text, SpanInfo(kind=obs.info.kind, subtask=sub,
+                                                               language=obs.info.language, pinned=obs.info.pinned))
+                first = obs.text.strip().splitlines()[0][:100] if obs.text.strip() else ""
+                self.con.print(f"← {'ok' if obs.ok else 'error'}: {first}", markup=False)
+                if obs.done:
+                    break
+        except KeyboardInterrupt:
+            self.con.print("(interrupted)")
+        self.engine.commit(sub)
+        self.transcript.event("commit", sub)
+        self._save()
+
+    def _generate(self, max_tokens: int, stop: list[str] | None, sub: str, kind: SegmentKind = SegmentKind.TEXT):
+        info = SpanInfo(kind=kind, subtask=sub)
+        self.engine.start_assistant(info)
+        gen = self.engine.generate(max_tokens, stop=stop, temperature=self.cfg.temperature, top_p=self.cfg.top_p,
+                                   seed=self.cfg.seed, on_token=self._stream, info=info)
+        self.engine.end_assistant(info)
+        self.transcript.reply(gen, info)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return gen
+
+    @staticmethod
+    def _stream(delta: str) -> None:
+        sys.stdout.write(delta)
+        sys.stdout.flush()
+
+    # ------------------------------------------------------------------ slash commands
+    def command(self, line: str) -> bool:
+        """Run a slash command; False means leave the session."""
+        name, _, arg = line.partition(" ")
+        arg = arg.strip()
+        if name in ("/quit", "/exit", "/q"):
+            return False
+        if name == "/help":
+            self.con.print(HELP)
+        elif name == "/diff":
+            patch = self.ws.diff()
+            self.con.print(patch.rstrip() if patch.strip() else "no changes yet", markup=False)
+        elif name == "/kv":
+            self._kv()
+        elif name == "/plan":
+            self._plan(arg)
+        elif name == "/undo":
+            self._undo()
+        elif name == "/save":
+            self.con.print(f"saved: {self._save(Path(arg) if arg else None)}")
+        elif name == "/resume":
+            self._resume(arg)
+        else:
+            self.con.print(f"unknown command {name}; {HELP}")
+        return True
+
+    def _kv(self) -> None:
+        from codeagent.agent.display import kv_gauge
+
+        st = self.engine.stats()
+        self.con.print(kv_gauge(st))
+        states = ", ".join(f"{k} {v}" for k, v in st.by_state.items() if v)
+        kinds = ", ".join(f"{k} {v}" for k, v in st.by_kind.items() if v)
+        self.con.print(f"kv: {st.physical_slots} slots, logical {st.logical_tokens}, budget {st.budget_slots}, "
+                       f"{st.kv_bytes / 1e6:.1f} MB; states: {states or '-'}; kinds: {kinds or '-'}; "
+                       f"commits {st.commits}, merges {st.merges}, drops {st.drops}", markup=False)
+
+    def _plan(self, text: str) -> None:
+        last = next((m.content for m in reversed(self.traj.messages) if m.kind == "issue"), "")
+        task = text or last
+        if not task:
+            self.con.print("nothing to plan: /plan TEXT")
+            return
+        self.turns += 1
+        sub = f"turn-{self.turns}"
+        self.undo.append(UndoPoint(self.engine.mark(), len(self.traj.messages), self.ws.diff()))
+        self.transcript.say("user", f"{task}\n\n" + render("plan", min_steps=2, max_steps=self.cfg.max_plan_steps),
+                            SpanInfo(kind=SegmentKind.ISSUE, subtask=sub))
+        gen = self._generate(self.cfg.plan_tokens, None, sub)
+        self.transcript.retag(gen, [(0, len(gen.text), SpanInfo(kind=SegmentKind.PLAN, subtask=sub))])
+        try:
+            for i, step in enumerate(actions.parse_plan(gen.text, self.cfg.max_plan_steps), 1):
+                self.con.print(f"  {i}. {step}", markup=False)
+        except FormatError as exc:
+            self.con.print(f"(no plan: {exc})")
+        self._save()
+
+    def _undo(self) -> None:
+        if not self.undo:
+            self.con.print("nothing to undo")
+            return
+        point = self.undo.pop()
+        try:
+            self.engine.rollback(point.mark)
+            self.transcript.truncate(point.messages)
+            how = "cache rolled back"
+        except InputError:
+            self.transcript.truncate(point.messages)
+            self.transcript.replay()
+            how = "cache rebuilt from the transcript (it was compressed since)"
+        self._restore_files(point.patch)
+        self.turns = max(self.turns - 1, 0)
+        self._save()
+        self.con.print(f"undone: {how}; files restored")
+
+    def _restore_files(self, patch: str) -> None:
+        try:
+            git(self.ws.path, "reset", "--hard", "--quiet", self.ws.base)
+            git(self.ws.path, "clean", "-fdq")
+            if patch.strip():
+                git(self.ws.path, "apply", "--whitespace=nowarn", "-", input=patch)
+        except GitError as exc:
+            raise InputError(f"cannot restore the files: {exc}") from None
+
+    def _resume(self, arg: str) -> None:
+        if not arg:
+            self.con.print("usage: /resume PATH (a saved session or run trajectory)")
+            return
+        saved = load(Path(arg))
+        self.traj.messages, self.traj.events = saved.messages, saved.events
+        self.transcript.replay()
+        if saved.patch.strip() and not self.ws.diff().strip():
+            self._restore_files(saved.patch)
+        self.undo.clear()
+        self.turns = sum(1 for ev in saved.events if ev.type == "commit")
+        self._save()
+        self.con.print(f"resumed {len(saved.messages)} messages from {arg}; cache {self.engine.stats().physical_slots} slots")

@@ -1,0 +1,47 @@
+"""Fixtures for agent tests: a small git repository with a failing test, scripts, a quick agent setup."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
+
+VIEW = "Look at the code.\n```view calc/ops.py\n```\n"
+DONE = "```done\n```\n"
+BAD_EDIT = ("Try a fix.\n```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b\n=======\n"
+            "    return a // b + 0\n>>>>>>> REPLACE\n```\n")
+FIX_AFTER_BAD = ("Fix it.\n```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b + 0\n=======\n"
+                 "    return a / b\n>>>>>>> REPLACE\n```\n")
+FIX = ("Fix it.\n```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b\n=======\n"
+       "    return a / b\n>>>>>>> REPLACE\n```\n")
+TESTS = "```run_tests\n```\n"
+FINISH = "```finish\ndivide uses true division now\n```\n"
+PLAN = "1. Read calc/ops.py\n2. Fix divide in calc/ops.py\n"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def make_repo(dest: Path) -> Path:
+    """A git copy of examples/calc (one failing test)."""
+    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".codeagent-runs"))
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return dest
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "calc")
+
+
+def write_script(path: Path, replies: list) -> Path:
+    path.write_text(json.dumps(replies))
+    return path
