@@ -172,15 +172,16 @@ class Engine:
             )
         tags = tags or [NO_TAG] * n
         kinds = kinds or [info.kind] * n
-        chunk = self.model_cfg.prefill_chunk
+        chunk = self.manager.chunk_size(self, self.model_cfg.prefill_chunk) if compress else self.model_cfg.prefill_chunk
         for s in range(0, n, chunk):
             part = ids[s:s + chunk]
             if compress:
                 self.manager.before_append(self, len(part))
             self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info)
+            self.manager.pin_rows(self, len(part))
             self._forward(part)
         self.segments += 1
-        self.manager.after_append(self, n, info)
+        self.manager.after_append(self, n, info, compress)
         return n
 
     def _encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
@@ -208,11 +209,11 @@ class Engine:
             kinds.append(info.kind if inside else SegmentKind.TEMPLATE)
         return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress)
 
-    def start_assistant(self, info: SpanInfo | None = None) -> int:
+    def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Append the template's generation prompt (e.g. ``<|im_start|>assistant\\n``)."""
         info = info or SpanInfo()
         ids, _ = self._encode(self.chat.generation_prompt)
-        return self.append_tokens(ids, None, info, kinds=[SegmentKind.TEMPLATE] * len(ids))
+        return self.append_tokens(ids, None, info, kinds=[SegmentKind.TEMPLATE] * len(ids), compress=compress)
 
     def end_assistant(self, info: SpanInfo | None = None) -> int:
         """Close the assistant message after a generation (the end-of-turn scaffolding)."""

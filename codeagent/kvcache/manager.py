@@ -109,23 +109,36 @@ class KVManager:
                         "pinned-cap")
 
     # ----------------------------------------------------------------------- engine hooks
+    def chunk_size(self, engine, default: int) -> int:
+        """Prefill chunk length: under a hard budget small enough that a chunk always fits."""
+        if self.cfg.budget_tokens is None or self.policy.name == "full":
+            return default
+        return max(min(default, self.budget(engine) // 4), 1)
+
     def before_append(self, engine, n: int) -> None:
-        """Make room for ``n`` new tokens under a hard budget."""
+        """Make room for ``n`` new tokens under a hard budget, with some slack so that decoding
+        does not compress at every token."""
         if self.cfg.budget_tokens is None:
             return
         budget = self.budget(engine)
         if budget is not None and len(engine.table) + n > budget:
-            self.enforce(engine, max(budget - n, 1), why="append")
+            slack = max(n, min(self.cfg.score_update_freq, budget // 8))
+            self.enforce(engine, max(budget - slack, 1), why="append")
 
-    def after_append(self, engine, n: int, info) -> None:
-        """Pin what must survive, run lifecycle checks at intervals, enforce a ratio budget."""
+    def pin_rows(self, engine, n: int) -> None:
+        """The last ``n`` rows are new: pin what their tags call for."""
         lifecycle.pin_new(engine.table, len(engine.table) - n, self.cfg, self.debug is not None)
+
+    def after_append(self, engine, n: int, info, compress: bool = True) -> None:
+        """Run lifecycle checks at intervals; enforce the budget."""
         self.since_check += n
         if self.since_check >= self.cfg.compression_interval:
             self.since_check = 0
             lifecycle.cold_check(engine.table, self.cfg)
-            if self.cfg.budget_tokens is None:
+            if compress and self.cfg.budget_tokens is None:
                 self.enforce(engine, why="interval")
+        if compress and self.cfg.budget_tokens is not None:
+            self.enforce(engine, why="append")
 
     def after_retag(self, engine) -> None:
         """Generated text was re-tagged: pin what its new tags call for."""
@@ -147,7 +160,7 @@ class KVManager:
         self.committed.add(idx)
         self.commits += 1
         t0 = time.perf_counter()
-        if self.policy.uses_lifecycle and len(engine.table) >= self.cfg.min_tokens:
+        if self.policy.uses_lifecycle and len(engine.table) >= max(self.cfg.min_tokens, 2):
             plan = self.policy.on_commit(self.view(engine), idx)
             if plan is not None:
                 self._apply(engine, plan, f"commit {subtask}")

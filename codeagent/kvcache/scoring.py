@@ -55,5 +55,6 @@ def importance(view: CacheView, cfg: KVConfig | None = None) -> torch.Tensor:
     """The combined importance score of every slot."""
     cfg = cfg or view.cfg
     s = structural(view)
-    s = s / s.max().clamp(min=1e-6)
+    if s.numel():
+        s = s / s.max().clamp(min=1e-6)
     return cfg.structural_weight * s + cfg.semantic_weight * semantic(view) + cfg.temporal_weight * temporal(view)
