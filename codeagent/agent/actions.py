@@ -31,6 +31,9 @@ from codeagent.kvcache.languages import FENCES, language_for_path
 STOP = ["```\n"]
 """Stop strings for an action turn: a fence followed by a newline (only a closing fence has none between)."""
 
+PRIMER = "```"
+"""What an action reply is primed with: the model continues with a tool name."""
+
 DONE = "done"
 """The pseudo-tool that ends the current plan step (handled by the loop, not by a tool)."""
 
@@ -123,13 +126,19 @@ def parse(text: str, tools: set[str] | frozenset[str], truncated: bool = False) 
     """The first action block of ``text``; :class:`FormatError` when there is none or it is malformed."""
     m = _FENCE.search(text)
     if m is None:
+        if "```" in text:
+            raise FormatError("a fence needs a tool name right after ```, like ```view PATH")
         raise FormatError("no action block found")
     name = m.group(1).lower()
     name = ALIASES.get(name, name) if name not in tools else name
     header = m.group(2)
     body_start = m.end()
     close = _CLOSE.search(text, body_start) if m.group(0).endswith("\n") else None
-    if close is None:
+    inline = header.find("```")
+    if inline >= 0:  # one-line block: ```view path```
+        header = header[:inline]
+        body, end = "", m.start(2) + inline + 3
+    elif close is None:
         tail = text[body_start:].rstrip()
         if tail.endswith("```"):
             tail = tail[:-3]
@@ -174,8 +183,18 @@ _NUMBERED = re.compile(r"^\s*(?:step\s*)?(\d+)\s*[.):]\s*(.+?)\s*$", re.I)
 _BULLET = re.compile(r"^\s*[-*•]\s+(.+?)\s*$")
 
 
-def parse_plan(text: str, max_steps: int) -> list[str]:
-    """Plan steps from numbered lines (``1. ...``), else bullets, else plain lines; empty text is an error."""
+def _copied(step: str, prompt: str) -> bool:
+    if not re.search(r"[A-Za-z]{3,}", step):
+        return True
+    return bool(prompt) and step[:16].lower() in prompt.lower()
+
+
+def parse_plan(text: str, max_steps: int, prompt: str = "") -> list[str]:
+    """Plan steps from numbered lines (``1. ...``), else bullets, else plain lines.
+
+    Steps without a word, or whose start is copied from ``prompt`` (the instructions), are dropped;
+    no step left is a format error.
+    """
     lines = [ln for ln in text.replace("```", "").splitlines() if ln.strip()]
     steps = [m.group(2) for ln in lines if (m := _NUMBERED.match(ln))]
     if not steps:
@@ -185,6 +204,9 @@ def parse_plan(text: str, max_steps: int) -> list[str]:
     steps = [s.strip().rstrip(":") for s in steps if s.strip()]
     if not steps:
         raise FormatError("the plan is empty: write numbered steps, one per line")
+    steps = [s for s in steps if not _copied(s, prompt)]
+    if not steps:
+        raise FormatError("the plan repeats the instructions or has no real steps: write your own steps for this issue")
     if len(steps) > max_steps:
         steps = steps[: max_steps - 1] + ["; ".join(steps[max_steps - 1:])]
     return [s[:200] for s in steps]

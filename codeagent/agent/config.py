@@ -18,10 +18,15 @@ class AgentConfig(BaseModel):
     """Wall-clock limit of a run, in seconds; checked before every turn."""
     max_gen_tokens: int = Field(12000, ge=1)
     """Most tokens the model may generate over the whole run."""
-    max_new_tokens: int = Field(256, ge=8)
+    max_new_tokens: int = Field(128, ge=8)
     """Most tokens of one action turn (generation also stops after an action block's closing fence)."""
-    plan_tokens: int = Field(160, ge=8)
-    """Most tokens of the plan turn."""
+    plan_tokens: int = Field(96, ge=8)
+    """Most tokens of the plan turn (it also stops at a blank line)."""
+    plan_primer: str = "1. View"
+    """How a primed plan reply starts (the model continues it; reading the code is nearly always step one)."""
+    prime_replies: bool = True
+    """Start each reply with the opening of its expected form (a fence for an action, ``1.`` for a plan);
+    keeps small models in format. The primer is part of the reply."""
     summary_tokens: int = Field(64, ge=0)
     """Most tokens of the final summary turn; 0 skips it (the summary is then built from the run)."""
     max_plan_steps: int = Field(4, ge=1)

@@ -53,6 +53,12 @@ class FormatLimit(Terminate):
     status = "failed"
 
 
+class EngineFailure(Terminate):
+    """The engine could not go on (e.g. the cache cannot be brought within its budget)."""
+
+    status = "failed"
+
+
 class Interrupted(Terminate):
     """Ctrl-C: the run stops where it is, with everything saved."""
 

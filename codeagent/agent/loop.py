@@ -14,8 +14,9 @@ from pathlib import Path
 from codeagent.agent import actions
 from codeagent.agent.actions import DONE, Action
 from codeagent.agent.config import AgentConfig
-from codeagent.agent.events import (ContextLimit, Finished, FormatError, FormatLimit, Interrupted, StepLimit,
-                                    Terminate, TimeLimit, TokenLimit)
+from codeagent.agent.events import (ContextLimit, EngineFailure, Finished, FormatError, FormatLimit, Interrupted,
+                                    StepLimit, Terminate, TimeLimit, TokenLimit)
+from codeagent.errors import CodeagentError
 from codeagent.agent.listener import Listener
 from codeagent.agent.prompts import render
 from codeagent.agent.trajectory import PlanStep, ResultRecord, StepRecord, Trajectory, save
@@ -64,6 +65,8 @@ class Agent:
             return self._finish(end)
         except KeyboardInterrupt:
             return self._finish(Interrupted("interrupted by Ctrl-C"))
+        except CodeagentError as exc:
+            return self._finish(EngineFailure(f"engine: {exc}"))
 
     def resume(self) -> ResultRecord:
         """Rebuild the cache from the saved transcript (a fresh prefill), then go on."""
@@ -93,16 +96,18 @@ class Agent:
         self.ui.phase("plan", 0, 0, "")
         rec = self._begin_turn("plan", None)
         try:
-            self.transcript.say("user", render("plan", min_steps=2, max_steps=self.cfg.max_plan_steps),
-                                SpanInfo(kind=SegmentKind.TEXT))
-            gen = self._generate(self.cfg.plan_tokens, None, SpanInfo(kind=SegmentKind.TEXT), rec, "plan")
+            prompt = render("plan", min_steps=2, max_steps=self.cfg.max_plan_steps)
+            self.transcript.say("user", prompt, SpanInfo(kind=SegmentKind.TEXT))
+            prefix = self.cfg.plan_primer if self.cfg.prime_replies else ""
+            gen = self._generate(self.cfg.plan_tokens, ["\n\n", "```"], SpanInfo(kind=SegmentKind.TEXT), rec, "plan",
+                                 prefix, SpanInfo(kind=SegmentKind.PLAN))
             try:
-                steps = actions.parse_plan(gen.text, self.cfg.max_plan_steps)
+                steps = actions.parse_plan(prefix + gen.text, self.cfg.max_plan_steps, prompt)
             except FormatError as err:
                 self._format_error(err, rec)
                 return
             self.state.format_errors = 0
-            self.transcript.retag(gen, [(0, len(gen.text), SpanInfo(kind=SegmentKind.PLAN))])
+            self.transcript.retag(gen, [(0, len(prefix + gen.text), SpanInfo(kind=SegmentKind.PLAN))], len(prefix))
             self.traj.plan = [PlanStep(id=f"step-{i + 1}", text=s) for i, s in enumerate(steps)]
             self.traj.plan[0].status = "active"
             self.state.phase, self.state.step_index = "write", 0
@@ -123,7 +128,16 @@ class Agent:
         if st.phase == "debug":
             return render("debug", round=st.debug_rounds, max_rounds=self.cfg.max_debug_rounds, **common)
         changed = ", ".join(self._changed_files()) or "files"
-        return render("write", phase=st.phase, changed=changed, **common)
+        return render("write", phase=st.phase, changed=changed, example=self._example_path(step.text), **common)
+
+    def _example_path(self, hint: str = "") -> str:
+        """A file named in ``hint`` or the issue (else the first Python file): the path prompts show."""
+        files = self._files()
+        for text in (hint, self.traj.issue):
+            named = [f for f in files if f in text]
+            if named:
+                return max(named, key=len)
+        return next((f for f in files if f.endswith(".py")), files[0] if files else "README.md")
 
     def _changed_files(self) -> list[str]:
         from codeagent.tools.gitdiff import GitError, git
@@ -141,14 +155,16 @@ class Agent:
         try:
             self.transcript.say("user", self._phase_prompt(), SpanInfo(kind=SegmentKind.TEXT, subtask=step.id))
             info = SpanInfo(kind=SegmentKind.TEXT, subtask=step.id)
-            gen = self._generate(self.cfg.max_new_tokens, actions.STOP, info, rec, step.id)
+            prefix = actions.PRIMER if self.cfg.prime_replies else ""
+            gen = self._generate(self.cfg.max_new_tokens, actions.STOP, info, rec, step.id, prefix,
+                                 SpanInfo(kind=SegmentKind.TOOL_CALL, subtask=step.id))
             try:
-                action = actions.parse(gen.text, self.tool_names, truncated=gen.finish_reason == "length")
+                action = actions.parse(prefix + gen.text, self.tool_names, truncated=gen.finish_reason == "length")
             except FormatError as err:
                 self._format_error(err, rec)
                 return
             self.state.format_errors = 0
-            self._retag(gen, action, step.id)
+            self._retag(gen, action, step.id, len(prefix))
             rec.action = {"tool": action.tool, "args": action.args, "thought": action.thought}
             self.ui.action(action.brief())
             obs = self._execute(action)
@@ -184,18 +200,22 @@ class Agent:
             raise ContextLimit(f"model context nearly full ({self.engine.logical} of {self.engine.max_context} positions)")
 
     def _generate(self, max_tokens: int, stop: list[str] | None, info: SpanInfo, rec: StepRecord,
-                  label: str) -> Generation:
+                  label: str, prefix: str = "", prefix_info: SpanInfo | None = None) -> Generation:
+        """One reply (after ``prefix``, appended as the start of it); counts tokens, records it."""
         self.state.turns += 1
         self.ui.generating(label)
         self.engine.start_assistant(info)
+        if prefix:
+            self.engine.append(prefix, prefix_info or info)
+            self.ui.token(prefix)
         seed = None if self.cfg.seed is None else self.cfg.seed + self.state.turns
         budget = min(max_tokens, self.cfg.max_gen_tokens - self.state.gen_tokens)
         gen = self.engine.generate(max(budget, 1), stop=stop, temperature=self.cfg.temperature, top_p=self.cfg.top_p,
                                    seed=seed, on_token=self.ui.token, info=info)
         self.engine.end_assistant(info)
         self.state.gen_tokens += len(gen.token_ids)
-        self.transcript.reply(gen, info)
-        rec.reply = gen.text
+        self.transcript.reply(gen, info, prefix)
+        rec.reply = prefix + gen.text
         rec.gen = {"tokens": len(gen.token_ids), "finish_reason": gen.finish_reason, "decode_s": round(gen.decode_s, 3)}
         if gen.finish_reason == "interrupted":
             raise Interrupted("interrupted by Ctrl-C during generation")
@@ -207,16 +227,16 @@ class Agent:
         self.ui.note(f"format error ({self.state.format_errors}/{self.cfg.max_format_errors}): {err}")
         if self.state.format_errors >= self.cfg.max_format_errors:
             raise FormatLimit(f"{self.state.format_errors} malformed replies in a row (last: {err})")
-        example = next((f for f in self._files() if f.endswith(".py")), "README.md")
+        example = self._example_path(self._step().text if self.traj.plan else "")
         self.transcript.say("user", render("format_error", error=str(err), example_path=example),
                             SpanInfo(kind=SegmentKind.TEXT, subtask=rec.subtask))
 
-    def _retag(self, gen: Generation, action: Action, subtask: str) -> None:
+    def _retag(self, gen: Generation, action: Action, subtask: str, offset: int) -> None:
         spans = [(action.start, action.end, SpanInfo(kind=SegmentKind.TOOL_CALL, subtask=subtask))]
         if action.code is not None:
             s, e, lang = action.code
             spans.append((s, e, SpanInfo(kind=SegmentKind.CODE, subtask=subtask, language=lang)))
-        self.transcript.retag(gen, spans)
+        self.transcript.retag(gen, spans, offset)
 
     # ------------------------------------------------------------------ acting
     def _execute(self, action: Action) -> Observation:
@@ -335,7 +355,7 @@ class Agent:
         done = sum(1 for s in self.traj.plan if s.status == "done")
         fallback = f"{done} of {len(self.traj.plan)} plan steps done; {end}"
         room = self.engine.logical + self.cfg.summary_tokens + 64 < self.engine.max_context
-        if self.cfg.summary_tokens == 0 or isinstance(end, Interrupted) or not room:
+        if self.cfg.summary_tokens == 0 or isinstance(end, (Interrupted, EngineFailure)) or not room:
             return fallback
         rec = StepRecord(n=len(self.traj.steps) + 1, phase="finish", subtask=None, started=time.time())
         try:

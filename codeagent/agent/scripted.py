@@ -31,7 +31,11 @@ class ScriptMark:
 
 
 class ScriptedEngine:
-    """Replies come from ``replies`` in order: strings, or ``{"text": ..., "finish_reason": ...}``."""
+    """Replies come from ``replies`` in order: strings, or ``{"text": ..., "finish_reason": ...}``.
+
+    A reply that starts with the text appended right before ``generate`` (a primer such as an
+    opening fence) continues it: that opening is not repeated.
+    """
 
     def __init__(self, replies: list[Any], budget_tokens: int | None = 3072, max_context: int = 8192) -> None:
         self.replies = list(replies)
@@ -63,6 +67,7 @@ class ScriptedEngine:
         self.commits = 0
         self.committed: list[str] = []
         self.debug: str | None = None
+        self._primed = ""
         self.calls.append(("reset",))
 
     def _add(self, n: int) -> int:
@@ -89,9 +94,11 @@ class ScriptedEngine:
     def append(self, text: str, info: SpanInfo | None = None) -> int:
         info = info or SpanInfo()
         self.calls.append(("append", info.kind.name.lower(), info.subtask, text))
+        self._primed = text
         return self._add(self._tokens(text))
 
     def start_assistant(self, info: SpanInfo | None = None) -> int:
+        self._primed = ""
         return self._add(3)
 
     def end_assistant(self, info: SpanInfo | None = None) -> int:
@@ -107,6 +114,9 @@ class ScriptedEngine:
             item = {"text": "", "finish_reason": "eos"}
         self.next_reply += 1
         text, reason = (item, None) if isinstance(item, str) else (item.get("text", ""), item.get("finish_reason"))
+        if self._primed and text.startswith(self._primed):  # the reply was primed with its own opening
+            text = text[len(self._primed):]
+        self._primed = ""
         hits = [text.find(s) + len(s) for s in (stop or []) if s and s in text]
         if hits and reason is None:
             text, reason = text[: min(hits)], "stop"

@@ -38,18 +38,19 @@ class Transcript:
         self.traj.messages.append(_record(role, content, info))
         return n
 
-    def reply(self, gen: Generation, info: SpanInfo) -> MessageRecord:
-        """Record a generated assistant message (the engine already holds its tokens)."""
-        rec = _record("assistant", gen.text, info)
+    def reply(self, gen: Generation, info: SpanInfo, prefix: str = "") -> MessageRecord:
+        """Record a generated assistant message, after the ``prefix`` it was primed with (the engine holds both)."""
+        rec = _record("assistant", prefix + gen.text, info)
         self.traj.messages.append(rec)
         return rec
 
-    def retag(self, gen: Generation, spans: list[tuple[int, int, SpanInfo]]) -> int:
-        """Re-tag the last reply's spans in the cache and remember them for replay."""
+    def retag(self, gen: Generation, spans: list[tuple[int, int, SpanInfo]], offset: int = 0) -> int:
+        """Re-tag the last reply's spans (offsets in prefix + text) in the cache and remember them for replay."""
         spans = [(s, e, i) for s, e, i in spans if e > s]
         if not spans:
             return 0
-        changed = self.engine.retag(gen, spans)
+        in_gen = [(max(s - offset, 0), e - offset, i) for s, e, i in spans if e - offset > 0]
+        changed = self.engine.retag(gen, in_gen) if in_gen else 0
         self.traj.messages[-1].spans = [_span(s, e, i) for s, e, i in spans]
         return changed
 

@@ -11,17 +11,17 @@ import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
 
-VIEW = "Look at the code.\n```view calc/ops.py\n```\n"
+VIEW = "```view calc/ops.py\n```\n"
 DONE = "```done\n```\n"
-BAD_EDIT = ("Try a fix.\n```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b\n=======\n"
+BAD_EDIT = ("```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b\n=======\n"
             "    return a // b + 0\n>>>>>>> REPLACE\n```\n")
-FIX_AFTER_BAD = ("Fix it.\n```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b + 0\n=======\n"
+FIX_AFTER_BAD = ("```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b + 0\n=======\n"
                  "    return a / b\n>>>>>>> REPLACE\n```\n")
-FIX = ("Fix it.\n```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b\n=======\n"
+FIX = ("```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b\n=======\n"
        "    return a / b\n>>>>>>> REPLACE\n```\n")
 TESTS = "```run_tests\n```\n"
 FINISH = "```finish\ndivide uses true division now\n```\n"
-PLAN = "1. Read calc/ops.py\n2. Fix divide in calc/ops.py\n"
+PLAN = "1. View calc/ops.py\n2. Fix divide in calc/ops.py\n"
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -69,6 +69,24 @@ def test_stop_string_matches_closing_fence_only() -> None:
 def test_plan_numbered_bullets_and_cap() -> None:
     assert parse_plan("Plan:\n1. Read ops\n2) Fix divide\nStep 3: test", 4) == ["Read ops", "Fix divide", "test"]
     assert parse_plan("- a step\n- another", 4) == ["a step", "another"]
-    assert parse_plan("1. a\n2. b\n3. c\n4. d", 2) == ["a", "b; c; d"]
+    assert parse_plan("1. read a\n2. fix b\n3. run c\n4. see d", 2) == ["read a", "fix b; run c; see d"]
     with pytest.raises(FormatError):
         parse_plan("  \n", 3)
+
+
+def test_plan_copied_from_the_instructions_is_rejected() -> None:
+    prompt = "Write your plan now: 2 to 4 numbered lines. Example plan:\n1. View src/util.py to find slugify"
+    with pytest.raises(FormatError, match="repeats the instructions"):
+        parse_plan("1. 2 to 4 numbered lines (1. 2. 3.\n2. View src/util.py to find slugify", 4, prompt)
+    assert parse_plan("1. View calc/ops.py\n2. 3. 4.", 4, prompt) == ["View calc/ops.py"]
+
+
+def test_bare_fence_gets_a_specific_hint() -> None:
+    with pytest.raises(FormatError, match="needs a tool name"):
+        parse("```\nls\n```\n", TOOLS)
+
+
+def test_one_line_blocks() -> None:
+    assert parse("```view calc/ops.py```\n", TOOLS).args == {"path": "calc/ops.py"}
+    a = parse("ok ```done``` then more", TOOLS)
+    assert a.tool == "done" and "then" not in a.raw

@@ -165,3 +165,19 @@ def test_dirty_tree_is_left_exactly_as_it_was(repo: Path) -> None:
     after = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts
              and ".codeagent-runs" not in p.parts}
     assert after == before and git(repo, "status", "--porcelain") == status
+
+
+def test_replies_are_primed_and_the_primer_is_tagged(repo: Path) -> None:
+    out, eng = run(repo, [PLAN, VIEW, DONE, FIX, TESTS])
+    assert out.result.status == "resolved"
+    appended = [c[1:] for c in calls(eng, "append")]
+    assert ("plan", None, "1. View") in appended and ("tool_call", "step-1", "```") in appended
+    traj = load(out.trajectory)
+    replies = [m.content for m in traj.messages if m.role == "assistant"]
+    assert replies[0].startswith("1. View calc/ops.py") and replies[1] == VIEW
+
+
+def test_unprimed_replies_may_think_before_the_action(repo: Path) -> None:
+    out, _ = run(repo, [PLAN, "Let me look.\n" + VIEW, DONE, "Now fix.\n" + FIX, TESTS], "agent.prime_replies=false")
+    assert out.result.status == "resolved"
+    assert load(out.trajectory).steps[1].action["thought"] == "Let me look."

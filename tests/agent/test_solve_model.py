@@ -1,0 +1,57 @@
+"""End to end with the real embedded model: a short ``solve`` on the example ends cleanly within budget.
+
+Kept to a few short turns so it stays within CI time; the model's quality is not under test here,
+the loop, the trajectory and the cache budget are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codeagent.agent.trajectory import load
+from tests.agent.conftest import make_repo
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
+BUDGET = 768
+
+
+def _model_ready() -> str | None:
+    from codeagent.kvcache import models
+
+    if models.cached():
+        return None
+    return "embedded model not pulled (run `codeagent models pull`; `make test` does)"
+
+
+@pytest.mark.timeout(900)
+def test_solve_example_with_real_model_stays_within_budget(tmp_path: Path) -> None:
+    reason = _model_ready()
+    if reason:
+        pytest.skip(reason)
+    repo = make_repo(tmp_path / "calc")
+    args = ["solve", str(repo / "issue.md"), "--repo", str(repo), "--sandbox", "local", "--max-steps", "3",
+            "--budget", str(BUDGET), "--set", "agent.max_new_tokens=40", "--set", "agent.plan_tokens=40",
+            "--set", "agent.summary_tokens=0", "--set", "agent.max_output_chars=800"]
+    r = subprocess.run([sys.executable, "-m", "codeagent.cli", *args], capture_output=True, text=True, timeout=850,
+                       env={**os.environ, "COLUMNS": "120"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and "codeagent report" in r.stdout
+    [traj_path] = list((repo / ".codeagent-runs").glob("*/trajectory.json"))
+    traj = load(traj_path)  # valid against the schema
+    assert traj.result is not None and traj.result.status in ("resolved", "finished", "stopped", "failed")
+    assert traj.steps and traj.messages[0].role == "system" and traj.messages[1].kind == "issue"
+    for step in traj.steps:
+        assert step.kv["budget_slots"] == BUDGET
+        assert step.kv["physical_slots"] <= BUDGET, f"turn {step.n}: {step.kv['physical_slots']} slots > {BUDGET}"
+    assert traj.result.within_budget and traj.result.max_physical_slots <= BUDGET
+    kinds = set(traj.steps[-1].kv["by_kind"])
+    assert {"system", "issue"} <= kinds  # tags reached the cache
+    assert json.loads(traj_path.read_text())["format"] == "codeagent-trajectory/1"
+    assert not subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout.strip()
