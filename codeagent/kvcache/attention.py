@@ -87,9 +87,11 @@ def codeagent_attention(
 
     if ctx is not None and ctx.collect:
         w = min(ctx.window, q)
-        qs = query[:, :, q - w :, :]
-        kk = key.repeat_interleave(hq // key.shape[1], dim=1) if gqa else key
-        scores = torch.matmul(qs, kk.transpose(-1, -2)) * scale  # [b, hq, w, t]
+        hkv = key.shape[1]
+        groups = hq // hkv
+        # grouped heads share a key head: score them against it without copying the keys
+        qs = query[:, :, q - w :, :].reshape(b, hkv, groups * w, d)
+        scores = torch.matmul(qs, key.transpose(-1, -2)).view(b, hq, w, t) * scale  # [b, hq, w, t]
         allowed = _causal_bool(q, t, query.device)[q - w :]  # [w, t]
         scores = scores.masked_fill(~allowed, float("-inf"))
         if bias is not None:

@@ -134,13 +134,15 @@ class Engine:
             return
         mass = torch.stack([ctx.mass[i] for i in range(self.n_layers)]).float().cpu()  # [L, H, T]
         decay = self.kv_cfg.attn_decay
-        self.table.stats["attn_cum"] += mass
-        self.table.stats["attn_dec"].mul_(decay).add_(mass)
-        self.table.stats["attn_obs"] = mass / max(ctx.queries, 1)
+        stats = self.table.stats
+        stats["attn_cum"].add_(mass)
+        stats["attn_dec"].mul_(decay).add_(mass)
+        stats["attn_obs"].copy_(mass).div_(max(ctx.queries, 1))
         per_slot = mass.mean(dim=(0, 1)) / max(ctx.queries, 1)
         hot = per_slot > (1.0 / max(len(self.table), 1))
-        self.table.cols["hits"].mul_(decay).add_(hot.float())
-        self.table.cols["last_access"][hot] = self.steps
+        cols = self.table.cols
+        cols["hits"].mul_(decay).add_(hot.float())
+        cols["last_access"][hot] = self.steps
 
     def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo) -> None:
         n = len(ids)

@@ -32,37 +32,73 @@ STATS = ("attn_cum", "attn_dec", "attn_obs")  # cumulative, decayed, last forwar
 
 
 class SlotTable:
-    """Per-slot metadata and attention accumulators for a cache of ``layers`` x ``heads``."""
+    """Per-slot metadata and attention accumulators for a cache of ``layers`` x ``heads``.
+
+    Storage grows geometrically so that appending one decoded token is O(1) amortised; ``cols``
+    and ``stats`` are views of the live rows (write into them in place, never rebind them).
+    """
 
     def __init__(self, layers: int, heads: int) -> None:
         self.layers = layers
         self.heads = heads
-        self.cols: dict[str, torch.Tensor] = {k: torch.empty(0, dtype=v) for k, v in COLUMNS.items()}
-        self.stats: dict[str, torch.Tensor] = {k: torch.zeros(layers, heads, 0) for k in STATS}
+        self._n = 0
+        self._cols: dict[str, torch.Tensor] = {k: torch.empty(0, dtype=v) for k, v in COLUMNS.items()}
+        self._stats: dict[str, torch.Tensor] = {k: torch.zeros(layers, heads, 0) for k in STATS}
+
+    @property
+    def cols(self) -> dict[str, torch.Tensor]:
+        """Metadata columns, views of the live rows."""
+        return {k: v[: self._n] for k, v in self._cols.items()}
+
+    @property
+    def stats(self) -> dict[str, torch.Tensor]:
+        """Attention accumulators ``[layers, heads, slots]``, views of the live rows."""
+        return {k: v[:, :, : self._n] for k, v in self._stats.items()}
 
     def __len__(self) -> int:
-        return int(self.cols["pos"].shape[0])
+        return self._n
 
     def __getitem__(self, name: str) -> torch.Tensor:
-        return self.cols[name] if name in self.cols else self.stats[name]
+        return self._cols[name][: self._n] if name in self._cols else self._stats[name][:, :, : self._n]
+
+    def _reserve(self, n: int) -> None:
+        cap = self._cols["pos"].shape[0]
+        if n <= cap:
+            return
+        new_cap = max(n, int(cap * 1.5) + 64)
+        for name, col in self._cols.items():
+            buf = torch.empty(new_cap, dtype=col.dtype)
+            buf[: self._n] = col[: self._n]
+            self._cols[name] = buf
+        for name, st in self._stats.items():
+            buf = torch.zeros(self.layers, self.heads, new_cap)
+            buf[:, :, : self._n] = st[:, :, : self._n]
+            self._stats[name] = buf
 
     def extend(self, n: int, **values: torch.Tensor | int | float | bool) -> None:
         """Append ``n`` rows; columns not given get their neutral value."""
+        self._reserve(self._n + n)
+        a, b = self._n, self._n + n
         for name, dtype in COLUMNS.items():
             val = values.get(name, _DEFAULTS[name])
-            col = val.to(dtype) if isinstance(val, torch.Tensor) else torch.full((n,), val, dtype=dtype)
-            if col.shape[0] != n:
-                raise ValueError(f"column {name}: {col.shape[0]} values for {n} rows")
-            self.cols[name] = torch.cat([self.cols[name], col])
+            if isinstance(val, torch.Tensor):
+                if val.shape[0] != n:
+                    raise ValueError(f"column {name}: {val.shape[0]} values for {n} rows")
+                self._cols[name][a:b] = val.to(dtype)
+            else:
+                self._cols[name][a:b] = val
         for name in STATS:
-            self.stats[name] = torch.cat([self.stats[name], torch.zeros(self.layers, self.heads, n)], dim=2)
+            self._stats[name][:, :, a:b] = 0.0
+        self._n = b
+
+    def _set(self, cols: dict[str, torch.Tensor], stats: dict[str, torch.Tensor]) -> None:
+        self._cols, self._stats = cols, stats
+        self._n = int(cols["pos"].shape[0])
 
     def gather(self, idx: torch.Tensor) -> None:
         """Keep rows ``idx`` in that order."""
-        for name in COLUMNS:
-            self.cols[name] = self.cols[name].index_select(0, idx)
-        for name in STATS:
-            self.stats[name] = self.stats[name].index_select(2, idx)
+        self._set({k: self[k].index_select(0, idx) for k in COLUMNS},
+                  {k: self[k].index_select(2, idx) for k in STATS})
 
     def merged_rows(self, members: torch.Tensor, group: torch.Tensor, rep: torch.Tensor, last: torch.Tensor,
                     n_groups: int) -> dict[str, torch.Tensor]:
@@ -70,43 +106,45 @@ class SlotTable:
         position of each group's last member, other columns from its representative member."""
         out: dict[str, torch.Tensor] = {}
         for name in COLUMNS:
-            out[name] = self.cols[name].index_select(0, rep).clone()
-        out["pos"] = self.cols["pos"].index_select(0, last)
-        out["count"] = torch.zeros(n_groups).index_add_(0, group, self.cols["count"].index_select(0, members))
-        out["hits"] = torch.zeros(n_groups).index_add_(0, group, self.cols["hits"].index_select(0, members))
+            out[name] = self[name].index_select(0, rep).clone()
+        out["pos"] = self["pos"].index_select(0, last)
+        out["count"] = torch.zeros(n_groups).index_add_(0, group, self["count"].index_select(0, members))
+        out["hits"] = torch.zeros(n_groups).index_add_(0, group, self["hits"].index_select(0, members))
         out["last_access"] = torch.zeros(n_groups, dtype=torch.long).scatter_reduce_(
-            0, group, self.cols["last_access"].index_select(0, members), reduce="amax")
+            0, group, self["last_access"].index_select(0, members), reduce="amax")
         out["boundary"] = torch.zeros(n_groups, dtype=torch.bool)
         for name in STATS:
-            src = self.stats[name].index_select(2, members)
+            src = self[name].index_select(2, members)
             out[name] = torch.zeros(self.layers, self.heads, n_groups).index_add_(2, group, src)
         return out
 
     def replace(self, kept: torch.Tensor, merged: dict[str, torch.Tensor] | None, order: torch.Tensor) -> None:
         """Rows = kept rows followed by merged rows, then permuted by ``order``."""
+        cols, stats = {}, {}
         for name in COLUMNS:
-            col = self.cols[name].index_select(0, kept)
+            col = self[name].index_select(0, kept)
             if merged is not None:
                 col = torch.cat([col, merged[name]])
-            self.cols[name] = col.index_select(0, order)
+            cols[name] = col.index_select(0, order)
         for name in STATS:
-            st = self.stats[name].index_select(2, kept)
+            st = self[name].index_select(2, kept)
             if merged is not None:
                 st = torch.cat([st, merged[name]], dim=2)
-            self.stats[name] = st.index_select(2, order)
+            stats[name] = st.index_select(2, order)
+        self._set(cols, stats)
 
     def log_count(self) -> torch.Tensor | None:
         """log(n) per slot, or None when no slot stands for more than one token."""
-        c = self.cols["count"]
+        c = self["count"]
         return torch.log(c) if bool((c > 1).any()) else None
 
     def check(self) -> None:
         """Raise if columns disagree in length or positions are not strictly increasing."""
         n = len(self)
-        for name, col in {**self.cols, **{k: v[0, 0] for k, v in self.stats.items()}}.items():
-            if col.shape[-1] != n:
-                raise AssertionError(f"slot column {name} has {col.shape[-1]} rows, expected {n}")
-        pos = self.cols["pos"]
+        for name in (*COLUMNS, *STATS):
+            if self[name].shape[-1] != n:
+                raise AssertionError(f"slot column {name} has {self[name].shape[-1]} rows, expected {n}")
+        pos = self["pos"]
         if n > 1 and not bool((pos[1:] > pos[:-1]).all()):
             raise AssertionError("logical positions are not strictly increasing")
 
