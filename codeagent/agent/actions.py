@@ -37,6 +37,12 @@ PRIMER = "```"
 DONE = "done"
 """The pseudo-tool that ends the current plan step (handled by the loop, not by a tool)."""
 
+NO_HEADER = frozenset({"bash", "run_tests", "diff", "finish", DONE})
+"""Tools whose block starts with a newline after the name (the others take a path or pattern there)."""
+
+PATH_HEADER = frozenset({"view", "edit"})
+"""Tools whose header is an existing file's path."""
+
 ALIASES = {
     "sh": "bash", "shell": "bash", "console": "bash", "cat": "view", "open": "view", "read": "view",
     "test": "run_tests", "tests": "run_tests", "pytest": "run_tests", "grep": "search", "find": "search",

@@ -24,6 +24,10 @@ class AgentConfig(BaseModel):
     """Most tokens of the plan turn (it also stops at a blank line)."""
     plan_primer: str = "1. View"
     """How a primed plan reply starts (the model continues it; reading the code is nearly always step one)."""
+    choose_tool: bool = True
+    """After the primer fence, pick the tool name by the model's likelihood among the offered tools, and for
+    view/edit the path among the repository's files (one short scoring pass per option), instead of letting a
+    small model ramble; engines that cannot score skip this."""
     prime_replies: bool = True
     """Start each reply with the opening of its expected form (a fence for an action, ``1.`` for a plan);
     keeps small models in format. The primer is part of the reply."""

@@ -99,8 +99,8 @@ class Agent:
             prompt = render("plan", min_steps=2, max_steps=self.cfg.max_plan_steps)
             self.transcript.say("user", prompt, SpanInfo(kind=SegmentKind.TEXT))
             prefix = self.cfg.plan_primer if self.cfg.prime_replies else ""
-            gen = self._generate(self.cfg.plan_tokens, ["\n\n", "```"], SpanInfo(kind=SegmentKind.TEXT), rec, "plan",
-                                 prefix, SpanInfo(kind=SegmentKind.PLAN))
+            gen, prefix = self._generate(self.cfg.plan_tokens, ["\n\n", "```"], SpanInfo(kind=SegmentKind.TEXT), rec,
+                                         "plan", prefix, SpanInfo(kind=SegmentKind.PLAN))
             try:
                 steps = actions.parse_plan(prefix + gen.text, self.cfg.max_plan_steps, prompt)
             except FormatError as err:
@@ -136,7 +136,7 @@ class Agent:
         for text in (hint, self.traj.issue):
             named = [f for f in files if f in text]
             if named:
-                return max(named, key=len)
+                return min(named, key=lambda f: ("test" in f, -len(f)))
         return next((f for f in files if f.endswith(".py")), files[0] if files else "README.md")
 
     def _changed_files(self) -> list[str]:
@@ -156,8 +156,9 @@ class Agent:
             self.transcript.say("user", self._phase_prompt(), SpanInfo(kind=SegmentKind.TEXT, subtask=step.id))
             info = SpanInfo(kind=SegmentKind.TEXT, subtask=step.id)
             prefix = actions.PRIMER if self.cfg.prime_replies else ""
-            gen = self._generate(self.cfg.max_new_tokens, actions.STOP, info, rec, step.id, prefix,
-                                 SpanInfo(kind=SegmentKind.TOOL_CALL, subtask=step.id))
+            gen, prefix = self._generate(self.cfg.max_new_tokens, actions.STOP, info, rec, step.id, prefix,
+                                         SpanInfo(kind=SegmentKind.TOOL_CALL, subtask=step.id),
+                                         choose=self.cfg.choose_tool)
             try:
                 action = actions.parse(prefix + gen.text, self.tool_names, truncated=gen.finish_reason == "length")
             except FormatError as err:
@@ -200,14 +201,28 @@ class Agent:
             raise ContextLimit(f"model context nearly full ({self.engine.logical} of {self.engine.max_context} positions)")
 
     def _generate(self, max_tokens: int, stop: list[str] | None, info: SpanInfo, rec: StepRecord,
-                  label: str, prefix: str = "", prefix_info: SpanInfo | None = None) -> Generation:
-        """One reply (after ``prefix``, appended as the start of it); counts tokens, records it."""
+                  label: str, prefix: str = "", prefix_info: SpanInfo | None = None,
+                  choose: bool = False) -> tuple[Generation, str]:
+        """One reply after ``prefix`` (appended as its start); counts tokens, records it; returns it and the prefix.
+
+        With ``choose``, the tool name after the primer is picked by the model's likelihood among the
+        offered tools (when the engine can score) and appended too.
+        """
         self.state.turns += 1
         self.ui.generating(label)
         self.engine.start_assistant(info)
         if prefix:
             self.engine.append(prefix, prefix_info or info)
             self.ui.token(prefix)
+            name = self._choose(sorted(self.tool_names)) if choose else None
+            if name is not None:
+                more = name + ("\n" if name in actions.NO_HEADER else " ")
+                if name in actions.PATH_HEADER:
+                    path = self._choose(self._files()[:40])
+                    more += f"{path}\n" if path else ""
+                self.engine.append(more, prefix_info or info)
+                self.ui.token(more)
+                prefix += more
         seed = None if self.cfg.seed is None else self.cfg.seed + self.state.turns
         budget = min(max_tokens, self.cfg.max_gen_tokens - self.state.gen_tokens)
         gen = self.engine.generate(max(budget, 1), stop=stop, temperature=self.cfg.temperature, top_p=self.cfg.top_p,
@@ -219,7 +234,24 @@ class Agent:
         rec.gen = {"tokens": len(gen.token_ids), "finish_reason": gen.finish_reason, "decode_s": round(gen.decode_s, 3)}
         if gen.finish_reason == "interrupted":
             raise Interrupted("interrupted by Ctrl-C during generation")
-        return gen
+        return gen, prefix
+
+    def _choose(self, options: list[str]) -> str | None:
+        """The option (a tool name, a path) the model finds likeliest here; None when the engine cannot score."""
+        score, tok = getattr(self.engine, "score", None), getattr(self.engine, "tok", None)
+        if score is None or tok is None or not options:
+            return None
+        best, best_lp = None, float("-inf")
+        for name in options:
+            ids = tok(name, add_special_tokens=False)["input_ids"]
+            mark = self.engine.mark()
+            try:
+                lp = sum(score(ids)[0])
+            finally:
+                self.engine.rollback(mark)
+            if lp > best_lp:
+                best, best_lp = name, lp
+        return best
 
     def _format_error(self, err: FormatError, rec: StepRecord) -> None:
         self.state.format_errors += 1
@@ -362,7 +394,7 @@ class Agent:
             tests_text = {True: "pass", False: "fail", None: ""}[tests]
             self.transcript.say("user", render("finish", reason=str(end), tests=tests_text),
                                 SpanInfo(kind=SegmentKind.TEXT))
-            gen = self._generate(self.cfg.summary_tokens, ["\n\n"], SpanInfo(kind=SegmentKind.TEXT), rec, "summary")
+            gen, _ = self._generate(self.cfg.summary_tokens, ["\n\n"], SpanInfo(kind=SegmentKind.TEXT), rec, "summary")
             text = gen.text.strip()
         except (Interrupted, KeyboardInterrupt):
             text = ""

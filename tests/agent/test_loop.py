@@ -181,3 +181,27 @@ def test_unprimed_replies_may_think_before_the_action(repo: Path) -> None:
     out, _ = run(repo, [PLAN, "Let me look.\n" + VIEW, DONE, "Now fix.\n" + FIX, TESTS], "agent.prime_replies=false")
     assert out.result.status == "resolved"
     assert load(out.trajectory).steps[1].action["thought"] == "Let me look."
+
+
+class ScoringEngine(ScriptedEngine):
+    """Scores options: 'view' and then 'calc/ops.py' are the likeliest continuations of the primer fence."""
+
+    @staticmethod
+    def tok(text: str, add_special_tokens: bool = False) -> dict:
+        return {"input_ids": [ord(c) for c in text]}
+
+    def score(self, ids: list[int]):
+        self.calls.append(("score", "".join(map(chr, ids))))
+        return [0.0 if "".join(map(chr, ids)) in ("view", "calc/ops.py") else -5.0], []
+
+
+def test_tool_name_is_chosen_by_likelihood_after_the_primer(repo: Path) -> None:
+    settings, _ = prepare(None, [], None)
+    eng = ScoringEngine([PLAN, "```\n"], budget_tokens=settings.kv.budget_tokens)
+    out, _ = run(repo, [], "agent.max_steps=2", engine=eng)
+    traj = load(out.trajectory)
+    assert traj.steps[1].action == {"tool": "view", "args": {"path": "calc/ops.py"}, "thought": ""}
+    scored = {c[1] for c in calls(eng, "score")}
+    assert scored >= {"view", "edit", "run_tests", "done", "calc/ops.py", "calc/tokens.py"}
+    assert ("tool_call", "step-1", "view calc/ops.py\n") in [c[1:] for c in calls(eng, "append")]
+    assert sum(1 for c in eng.calls if c[0] == "rollback") == len(calls(eng, "score"))
