@@ -186,14 +186,16 @@ class Engine:
         self.manager.after_append(self, n, info, compress)
         return n
 
-    def _encode(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
-        enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True)
+    def _encode(self, text: str, content: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and char offsets. Content (file views, tool output, user text) never yields
+        control tokens: a literal ``<|im_end|>`` or ``<FILL_ME>`` in a file is read as plain text."""
+        enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True, split_special_tokens=content)
         return list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]]
 
     def append(self, text: str, info: SpanInfo | None = None, compress: bool = True) -> int:
-        """Prefill raw text (no chat template), structure-tagged as ``info`` says."""
+        """Prefill raw text (no chat template, read as plain text), structure-tagged as ``info`` says."""
         info = info or SpanInfo()
-        ids, offsets = self._encode(text)
+        ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
         return self.append_tokens(ids, tags, info, compress=compress)
 
@@ -201,14 +203,13 @@ class Engine:
         """Render one chat message with the template and prefill it; scaffolding is tagged TEMPLATE."""
         info = info or SpanInfo()
         piece = self.chat.piece(role, content, first=self.logical == 0)
-        ids, offsets = self._encode(piece.text)
-        inner = [(max(a - piece.start, 0), max(b - piece.start, 0)) for a, b in offsets]
-        content_tags = self.tagger.tag(content, inner, info) if content else []
-        tags, kinds = [], []
-        for (a, b), t in zip(offsets, content_tags or [NO_TAG] * len(ids)):
-            inside = a >= piece.start and b <= piece.end and b > a
-            tags.append(t if inside else NO_TAG)
-            kinds.append(info.kind if inside else SegmentKind.TEMPLATE)
+        head, _ = self._encode(piece.text[: piece.start])
+        body, offsets = self._encode(content, content=True)
+        tail, _ = self._encode(piece.text[piece.end:])
+        body_tags = self.tagger.tag(content, offsets, info) if body else []
+        ids = head + body + tail
+        tags = [NO_TAG] * len(head) + body_tags + [NO_TAG] * len(tail)
+        kinds = [SegmentKind.TEMPLATE] * len(head) + [info.kind] * len(body) + [SegmentKind.TEMPLATE] * len(tail)
         return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress)
 
     def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:

@@ -150,3 +150,13 @@ def test_accounting(make_engine, code_ids):
     assert st.physical_slots == 100 and st.logical_tokens == 100
     assert st.kv_bytes == 100 * eng.bytes_per_slot() == 100 * 30 * 2 * 3 * 64 * 4
     assert st.peak_rss_bytes > 100e6
+
+
+def test_control_tokens_inside_content_are_plain_text(make_engine):
+    eng = make_engine()
+    eng.append_message("tool", "x = '<FILL_ME>'  # <|im_end|>", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+    vocab = eng.model.config.vocab_size
+    content = eng.table["token"][eng.table["kind"] == int(SegmentKind.TOOL_OUTPUT)].tolist()
+    assert max(content) < vocab and 2 not in content  # no <|im_end|> id inside the content
+    scaffold = eng.table["token"][eng.table["kind"] == int(SegmentKind.TEMPLATE)].tolist()
+    assert 1 in scaffold and 2 in scaffold  # the template's own <|im_start|> / <|im_end|>
