@@ -218,7 +218,7 @@ class Agent:
             if name is not None:
                 more = name + ("\n" if name in actions.NO_HEADER else " ")
                 if name in actions.PATH_HEADER:
-                    path = self._choose(self._files()[:40])
+                    path = self._choose([f for f in self._files() if f != self._issue_rel()][:40])
                     more += f"{path}\n" if path else ""
                 self.engine.append(more, prefix_info or info)
                 self.ui.token(more)
@@ -235,6 +235,15 @@ class Agent:
         if gen.finish_reason == "interrupted":
             raise Interrupted("interrupted by Ctrl-C during generation")
         return gen, prefix
+
+    def _issue_rel(self) -> str | None:
+        """The issue file's path inside the repository, when it lies there (the model has its text already)."""
+        if not self.traj.issue_path:
+            return None
+        try:
+            return str(Path(self.traj.issue_path).resolve().relative_to(Path(self.traj.repo).resolve()))
+        except ValueError:
+            return None
 
     def _choose(self, options: list[str]) -> str | None:
         """The option (a tool name, a path) the model finds likeliest here; None when the engine cannot score."""
@@ -394,8 +403,11 @@ class Agent:
             tests_text = {True: "pass", False: "fail", None: ""}[tests]
             self.transcript.say("user", render("finish", reason=str(end), tests=tests_text),
                                 SpanInfo(kind=SegmentKind.TEXT))
+            prompt = render("finish", reason=str(end), tests=tests_text)
             gen, _ = self._generate(self.cfg.summary_tokens, ["\n\n"], SpanInfo(kind=SegmentKind.TEXT), rec, "summary")
             text = gen.text.strip()
+            if text[:24] and text[:24] in prompt:  # parroted the request
+                text = ""
         except (Interrupted, KeyboardInterrupt):
             text = ""
         finally:
