@@ -79,8 +79,9 @@ class ModelEngine(Protocol):
         """Continue from the cache; generated tokens stay in the cache tagged with ``info``."""
         ...
 
-    def retag(self, start_position: int, text: str, info: SpanInfo) -> None:
-        """Re-tag the cached tokens of ``text`` (generated at ``start_position``) as ``info`` says."""
+    def retag(self, gen: Generation, spans: list[tuple[int, int, SpanInfo]]) -> int:
+        """Re-tag the cached tokens of ``gen`` whose text lies in each (start, end, info) char span;
+        returns how many slots changed."""
         ...
 
     def commit(self, subtask: str) -> int:
