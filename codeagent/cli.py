@@ -18,6 +18,9 @@ app.add_typer(models_app, name="models")
 from codeagent.sandbox.cli import app as sandbox_app  # noqa: E402  (light: imports inside commands)
 
 app.add_typer(sandbox_app, name="sandbox")
+from codeagent.bench.cli import app as bench_app  # noqa: E402  (light: imports inside commands)
+
+app.add_typer(bench_app, name="bench")
 from codeagent.agent.commands import register  # noqa: E402  (light: imports inside commands)
 register(app)
 

@@ -1,0 +1,120 @@
+"""``codeagent bench ...``: build task sets, run the policy x budget grid, measure speed, report.
+
+Heavy modules (torch, the model, kvpress) are imported inside each command.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(help="Benchmark KV policies and kvpress presses on agent tasks.", no_args_is_help=True,
+                  add_completion=False)
+
+ALL_POLICIES = "full,window,h2o,snapkv,tova,codecomp,commitkv,default"
+ALL_PEERS = "streaming_llm,snapkv,tova,knorm,expected_attention,observed_attention"
+
+
+def _names(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _floats(value: str, what: str) -> list[float]:
+    from codeagent.errors import InputError
+
+    try:
+        return [float(v) for v in _names(value)]
+    except ValueError:
+        raise InputError(f"{what} must be comma-separated numbers, got {value!r}") from None
+
+
+def _ints(value: str, what: str) -> list[int]:
+    from codeagent.errors import InputError
+
+    try:
+        return [int(v) for v in _names(value)]
+    except ValueError:
+        raise InputError(f"{what} must be comma-separated integers, got {value!r}") from None
+
+
+def _command(*parts: object) -> str:
+    """A shell-quoted command line for the reports."""
+    return " ".join(shlex.quote(str(p)) for p in parts if p is not None and p != "")
+
+
+@app.command()
+def run(
+    tasks: Path = typer.Option(..., "--tasks", help="Task file (JSONL, shared/bench/TASKS.md format)."),
+    out: Path = typer.Option(..., "--out", help="Output directory (rows are resumed from it)."),
+    policies: str = typer.Option(ALL_POLICIES, "--policies", help="Comma-separated policies."),
+    budgets: str = typer.Option("0.5,0.25,0.125", "--budgets", help="Fractions of the context kept."),
+    peers: str = typer.Option("", "--peers", help=f"kvpress presses, e.g. {ALL_PEERS} (needs codeagent[peers])."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N tasks per family."),
+    families: str = typer.Option("", "--families", help="Comma-separated task families (default: all)."),
+    model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
+    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting, e.g. kv.recent_tokens=32."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Run again the cells that failed before."),
+) -> None:
+    """Every task under every policy and press at every budget; resumable; writes every report."""
+    from codeagent.bench.runner import GridSpec, run_command
+
+    spec = GridSpec(tuple(_names(policies)), tuple(_floats(budgets, "--budgets")), tuple(_names(peers)))
+    cmd = _command("codeagent", "bench", "run", "--tasks", tasks, "--policies", policies, "--budgets", budgets,
+                   *(("--peers", peers) if peers else ()), *(("--limit", limit) if limit else ()),
+                   *(("--families", families) if families else ()), *(("--model", model) if model != "smollm2" else ()),
+                   *(("--config", config) if config else ()), *(a for s in sets for a in ("--set", s)), "--out", out)
+    run_command(tasks, spec, out, families=_names(families) or None, limit=limit, model=model, config=config,
+                sets=sets, retry_errors=retry_errors, command=cmd)
+
+
+@app.command()
+def build(
+    out: Path = typer.Option(..., "--out", help="Task file to write (JSONL)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same machine, same tasks)."),
+    n: int = typer.Option(8, "--n", min=1, help="Tasks per family."),
+    families: str = typer.Option("signature_recall,next_line,session", "--families", help="Comma-separated families."),
+) -> None:
+    """Build tasks from real code on this machine (stdlib and installed packages)."""
+    from codeagent.bench.build import build_command
+
+    build_command(out, seed, n, _names(families))
+
+
+@app.command()
+def speed(
+    out: Path = typer.Option(..., "--out", help="Output directory for speed.json, speed.csv, speed.png."),
+    lengths: str = typer.Option("1024,2048,4096,8192", "--lengths", help="Context lengths in tokens."),
+    policies: str = typer.Option("full,default", "--policies", help="Comma-separated policies."),
+    budget: int = typer.Option(1024, "--budget", min=16, help="Slot budget of every policy but full."),
+    decode_tokens: int = typer.Option(64, "--decode-tokens", min=1, help="Tokens decoded per measurement."),
+    model: str = typer.Option("smollm2", "--model", "-m", help="Model to measure."),
+) -> None:
+    """Prefill and decode tokens/s, KV bytes, peak RSS and compression share against context length."""
+    from codeagent.bench.speed import speed_command
+
+    cmd = _command("codeagent", "bench", "speed", "--lengths", lengths, "--policies", policies, "--budget", budget,
+                   "--decode-tokens", decode_tokens, *(("--model", model) if model != "smollm2" else ()), "--out", out)
+    speed_command(out, _ints(lengths, "--lengths"), _names(policies), budget, decode_tokens, model, command=cmd)
+
+
+@app.command()
+def report(
+    out: Path = typer.Option(..., "--out", help="A directory written by `codeagent bench run`."),
+) -> None:
+    """Rewrite the reports of a run directory from its rows (and speed.json when present)."""
+    from codeagent.bench.runner import report_command
+
+    report_command(out)
+
+
+@app.callback()
+def _main() -> None:
+    """Benchmark KV policies and kvpress presses on agent tasks."""
+
+
+if __name__ == "__main__":
+    app()
