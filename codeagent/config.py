@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -62,9 +62,18 @@ def load_settings(path: Path | None = None, overrides: dict | None = None) -> Se
     data = _merge(data, overrides or {})
     known = {k: v for k, v in data.items() if k in ("model", "kv", "extra")}
     known["extra"] = _merge(known.get("extra", {}), {k: v for k, v in data.items() if k not in ("model", "kv", "extra")})
+    return validate(Settings, known)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: dict, prefix: str = "") -> M:
+    """``model`` validated from ``data``; the first problem as a one-line ``InputError``
+    naming the setting (``prefix`` is the section's dotted path, e.g. ``"sandbox."``)."""
     try:
-        return Settings.model_validate(known)
+        return model.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"bad setting {where}: {err['msg']}") from None
+        raise InputError(f"bad setting {prefix}{where}: {err['msg']}") from None
