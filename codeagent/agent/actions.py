@@ -34,6 +34,9 @@ STOP = ["```\n"]
 PRIMER = "```"
 """What an action reply is primed with: the model continues with a tool name."""
 
+EDIT_PRIMER = "<<<<<<< SEARCH\n"
+"""How a primed edit block goes on after its path line (the model continues with the old lines)."""
+
 DONE = "done"
 """The pseudo-tool that ends the current plan step (handled by the loop, not by a tool)."""
 

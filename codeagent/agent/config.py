@@ -37,6 +37,12 @@ class AgentConfig(BaseModel):
     """Plan steps kept from the model's plan; the rest are folded into the last one."""
     max_debug_rounds: int = Field(3, ge=1)
     """Failing test runs allowed in one step's debug phase before the step is given up."""
+    max_idle_turns: int = Field(3, ge=1)
+    """Action turns a plan step may take without a successful edit; the next one (or an action repeated twice in a
+    row) gets a nudge instead of running, and a step that stalls again after its nudge is given up and committed."""
+    focus_tools: bool = True
+    """With ``choose_tool``: once the file the step (or issue) names was viewed, or after a nudge, offer only the
+    tools that move the step on (edit, done; run_tests after an edit) and edit the files just viewed."""
     max_format_errors: int = Field(3, ge=1)
     """Malformed replies in a row that end the run."""
     temperature: float = Field(0.0, ge=0.0)

@@ -58,6 +58,7 @@ class LiveDisplay(Listener):
         self.phase_text = "starting"
         self.steps: list[str] = []
         self.step = 0
+        self.ended: dict[int, str] = {}
         self.calls: list[str] = []
         self.stream = ""
         self.stats: KVStats | None = None
@@ -92,7 +93,7 @@ class LiveDisplay(Listener):
                      Text(f"{time.monotonic() - self.t0:.0f}s", style="dim"))
         plan = Text()
         for i, s in enumerate(self.steps, 1):
-            mark = "✓" if i < self.step else ("▶" if i == self.step else "·")
+            mark = {"done": "✓", "given_up": "✗"}.get(self.ended.get(i, ""), "▶" if i == self.step else "·")
             plan.append(f"{mark} {i}. {s}\n", style="bold" if i == self.step else "")
         calls = Text("\n".join(self.calls[-8:]) or "(none yet)")
         tail = "\n".join(self.stream.splitlines()[-10:])
@@ -142,6 +143,10 @@ class LiveDisplay(Listener):
         self._line(f"  ← {flag}: {first}")
         self._refresh()
 
+    def step_end(self, step: int, status: str, reason: str) -> None:
+        self.ended[step] = status
+        self._refresh()
+
     def kv(self, stats: KVStats) -> None:
         self.stats = stats
         if not self.live_mode:
@@ -166,6 +171,9 @@ def report(con: Console, result: ResultRecord, trajectory: str, extra: list[str]
     tests = {True: "pass", False: "fail", None: "not run"}[result.tests_passed]
     t.add_row("tests", tests)
     t.add_row("summary", result.summary or "-")
+    if result.steps_total:
+        given = f", {result.steps_given_up} given up" if result.steps_given_up else ""
+        t.add_row("plan", f"{result.steps_done} of {result.steps_total} steps done{given}")
     t.add_row("patch", f"{result.patch_path} ({result.files_changed} file(s) changed)")
     t.add_row("trajectory", trajectory)
     budget = result.budget_slots

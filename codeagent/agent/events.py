@@ -15,6 +15,21 @@ class FormatError(Retry):
     """The reply holds no well-formed action block (or names an unknown tool)."""
 
 
+class Nudge(Retry):
+    """The step stalls (an action repeated, or many turns without an edit): the model is told, the action not run.
+
+    ``str(exc)`` says why; ``message`` is what the model reads.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(reason)
+        self.message = message
+
+
+class StepStuck(AgentSignal):
+    """The step still stalls after a nudge: it ends as given up, is committed, and the next step starts."""
+
+
 class Terminate(AgentSignal):
     """The run ends; ``status`` says how."""
 
@@ -29,6 +44,12 @@ class Finished(Terminate):
     def __init__(self, reason: str, summary: str = "") -> None:
         super().__init__(reason)
         self.summary = summary
+
+
+class GaveUp(Finished):
+    """Every plan step has ended, some given up; resolved only if the final tests pass on a real change."""
+
+    status = "stopped"
 
 
 class StepLimit(Terminate):

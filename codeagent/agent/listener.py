@@ -26,6 +26,9 @@ class Listener:
     def plan(self, steps: list[str]) -> None:
         """The plan the model wrote."""
 
+    def step_end(self, step: int, status: str, reason: str) -> None:
+        """Plan step ``step`` (1-based) ended as ``status`` (done, given_up) for ``reason``; it was committed."""
+
     def kv(self, stats: KVStats) -> None:
         """Cache accounting after a turn."""
 

@@ -8,14 +8,15 @@ replies are re-tagged, a failing test run opens a debug round, a finished step i
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 from codeagent.agent import actions
 from codeagent.agent.actions import DONE, Action
 from codeagent.agent.config import AgentConfig
-from codeagent.agent.events import (ContextLimit, EngineFailure, Finished, FormatError, FormatLimit, Interrupted,
-                                    StepLimit, Terminate, TimeLimit, TokenLimit)
+from codeagent.agent.events import (ContextLimit, EngineFailure, Finished, FormatError, FormatLimit, GaveUp,
+                                    Interrupted, Nudge, StepLimit, StepStuck, Terminate, TimeLimit, TokenLimit)
 from codeagent.errors import CodeagentError
 from codeagent.agent.listener import Listener
 from codeagent.agent.prompts import render
@@ -27,6 +28,12 @@ from codeagent.tools import ToolContext, make_tools
 from codeagent.tools.bash import looks_like_test_run
 
 EDIT_TOOLS = frozenset({"edit", "create"})
+GIVEN_UP = frozenset({"given_up", "abandoned"})
+
+
+def action_key(action: dict) -> str:
+    """What makes two actions the same (tool and arguments; the thought before the block does not count)."""
+    return json.dumps([action["tool"], action["args"]], sort_keys=True, default=str)
 
 
 class Agent:
@@ -132,12 +139,20 @@ class Agent:
 
     def _example_path(self, hint: str = "") -> str:
         """A file named in ``hint`` or the issue (else the first Python file): the path prompts show."""
+        named = self._named_file(hint)
+        if named is not None:
+            return named
+        files = self._files()
+        return next((f for f in files if f.endswith(".py")), files[0] if files else "README.md")
+
+    def _named_file(self, hint: str = "") -> str | None:
+        """The repository file ``hint`` (else the issue) names, source files before tests; None if none is named."""
         files = self._files()
         for text in (hint, self.traj.issue):
             named = [f for f in files if f in text]
             if named:
                 return min(named, key=lambda f: ("test" in f, -len(f)))
-        return next((f for f in files if f.endswith(".py")), files[0] if files else "README.md")
+        return None
 
     def _changed_files(self) -> list[str]:
         from codeagent.tools.gitdiff import GitError, git
@@ -158,7 +173,7 @@ class Agent:
             prefix = actions.PRIMER if self.cfg.prime_replies else ""
             gen, prefix = self._generate(self.cfg.max_new_tokens, actions.STOP, info, rec, step.id, prefix,
                                          SpanInfo(kind=SegmentKind.TOOL_CALL, subtask=step.id),
-                                         choose=self.cfg.choose_tool)
+                                         tools=self._offered(step) if self.cfg.choose_tool else None)
             try:
                 action = actions.parse(prefix + gen.text, self.tool_names, truncated=gen.finish_reason == "length")
             except FormatError as err:
@@ -168,6 +183,14 @@ class Agent:
             self._retag(gen, action, step.id, len(prefix))
             rec.action = {"tool": action.tool, "args": action.args, "thought": action.thought}
             self.ui.action(action.brief())
+            try:
+                self._check_stall(rec.action, step)
+            except Nudge as nudge:
+                self._nudge(nudge, rec)
+                return
+            except StepStuck as stuck:
+                self._complete_step(str(stuck), status="given_up")
+                return
             obs = self._execute(action)
             self._observe(action, obs, rec, step.id)
             self._after(action, obs)
@@ -202,11 +225,11 @@ class Agent:
 
     def _generate(self, max_tokens: int, stop: list[str] | None, info: SpanInfo, rec: StepRecord,
                   label: str, prefix: str = "", prefix_info: SpanInfo | None = None,
-                  choose: bool = False) -> tuple[Generation, str]:
+                  tools: list[str] | None = None) -> tuple[Generation, str]:
         """One reply after ``prefix`` (appended as its start); counts tokens, records it; returns it and the prefix.
 
-        With ``choose``, the tool name after the primer is picked by the model's likelihood among the
-        offered tools (when the engine can score) and appended too.
+        With ``tools``, the tool name after the primer is picked by the model's likelihood among them
+        (when the engine can score), with its header (:meth:`_header`), and appended too.
         """
         self.state.turns += 1
         self.ui.generating(label)
@@ -214,12 +237,9 @@ class Agent:
         if prefix:
             self.engine.append(prefix, prefix_info or info)
             self.ui.token(prefix)
-            name = self._choose(sorted(self.tool_names)) if choose else None
+            name = self._choose(tools) if tools else None
             if name is not None:
-                more = name + ("\n" if name in actions.NO_HEADER else " ")
-                if name in actions.PATH_HEADER:
-                    path = self._choose([f for f in self._files() if f != self._issue_rel()][:40])
-                    more += f"{path}\n" if path else ""
+                more = self._header(name)
                 self.engine.append(more, prefix_info or info)
                 self.ui.token(more)
                 prefix += more
@@ -235,6 +255,40 @@ class Agent:
         if gen.finish_reason == "interrupted":
             raise Interrupted("interrupted by Ctrl-C during generation")
         return gen, prefix
+
+    def _header(self, tool: str) -> str:
+        """The chosen tool's name and header: a newline, or a path chosen by likelihood (an edit also opens SEARCH)."""
+        if tool not in actions.PATH_HEADER:
+            return tool + ("\n" if tool in actions.NO_HEADER else " ")
+        path = self._choose(self._paths(tool))
+        if path is None:
+            return tool + " "
+        return f"{tool} {path}\n" + (actions.EDIT_PRIMER if tool == "edit" and self.cfg.focus_tools else "")
+
+    def _paths(self, tool: str) -> list[str]:
+        """Path options: for a view, files not viewed since the step's last edit; for an edit, the files viewed."""
+        files = [f for f in self._files() if f != self._issue_rel()]
+        if not self.cfg.focus_tools:
+            return files[:40]
+        seen = self._viewed(self._since_edit(self._step().id))
+        if tool == "view":
+            return [f for f in files if f not in seen][:40] or files[:40]
+        return [f for f in seen if f in files] or files[:40]
+
+    def _offered(self, step: PlanStep) -> list[str]:
+        """Tools the primed reply may pick from: all, or, once the step's file was read or after a nudge, the ones
+        that move the step on (finish only once the workspace has changes)."""
+        tools = sorted(self.tool_names)
+        if not self.cfg.focus_tools:
+            return tools
+        if not self.traj.patch.strip():
+            tools = [t for t in tools if t != "finish"]
+        since = self._since_edit(step.id)
+        target = self._named_file(step.text)
+        if _nudged(since) or (target is not None and target in self._viewed(since)):
+            keep = {"edit", DONE} | ({"run_tests"} if self.state.step_edits else set())
+            tools = [t for t in tools if t in keep]
+        return tools
 
     def _issue_rel(self) -> str | None:
         """The issue file's path inside the repository, when it lies there (the model has its text already)."""
@@ -278,6 +332,54 @@ class Agent:
             s, e, lang = action.code
             spans.append((s, e, SpanInfo(kind=SegmentKind.CODE, subtask=subtask, language=lang)))
         self.transcript.retag(gen, spans, offset)
+
+    # ------------------------------------------------------------------ stalls
+    def _since_edit(self, step_id: str) -> list[StepRecord]:
+        """The step's earlier action turns since its last successful edit (or its start), oldest first."""
+        out: list[StepRecord] = []
+        for r in reversed(self.traj.steps):
+            if r.subtask != step_id:
+                break
+            if r.action is None:
+                continue
+            if r.action["tool"] in EDIT_TOOLS and r.observation is not None and r.observation["ok"]:
+                break
+            out.append(r)
+        return out[::-1]
+
+    @staticmethod
+    def _viewed(turns: list[StepRecord]) -> list[str]:
+        """Paths those turns viewed successfully, in order, each once."""
+        paths = [str(r.action["args"].get("path", "")) for r in turns
+                 if r.action["tool"] == "view" and r.observation is not None and r.observation["ok"]]
+        return list(dict.fromkeys(p for p in paths if p))
+
+    def _check_stall(self, action: dict, step: PlanStep) -> None:
+        """Raise :class:`Nudge` when the action repeats the last one or the step has gone too long without an edit;
+        :class:`StepStuck` when that happens again after the step's nudge. ``done`` and new edits always run."""
+        since = self._since_edit(step.id)
+        repeat = bool(since) and action_key(since[-1].action) == action_key(action)
+        if action["tool"] == DONE or (action["tool"] in EDIT_TOOLS and not repeat):
+            return
+        idle = len(since) + 1
+        if not repeat and idle <= self.cfg.max_idle_turns:
+            return
+        brief = Action(tool=action["tool"], args=action["args"], start=0, end=0).brief()
+        why = f"repeated {brief}" if repeat else f"{idle} turns without an edit"
+        if _nudged(since):
+            raise StepStuck(f"{why} after a nudge")
+        did = (f"You already ran `{brief}`; its result is above." if repeat
+               else f"That is {idle} turns in this step without an edit.")
+        path = (self._viewed(since) or [self._example_path(step.text)])[-1]
+        raise Nudge(why, message=render("nudge", did=did, path=path))
+
+    def _nudge(self, nudge: Nudge, rec: StepRecord) -> None:
+        """Tell the model its step stalls, in place of running the action."""
+        self.transcript.say("user", nudge.message, SpanInfo(kind=SegmentKind.TEXT, subtask=rec.subtask))
+        rec.observation = {"text": nudge.message, "ok": False, "kind": "text", "done": False,
+                           "data": {"nudge": True, "why": str(nudge)}}
+        self._turn_events.append(f"nudge {rec.subtask}: {nudge}")
+        self.ui.note(f"nudge: {nudge}")
 
     # ------------------------------------------------------------------ acting
     def _execute(self, action: Action) -> Observation:
@@ -336,7 +438,7 @@ class Agent:
             self._turn_events.append(f"debug_open {step.id}")
             self.ui.note(f"tests fail: debug round opened for {step.id}")
         if st.debug_rounds > self.cfg.max_debug_rounds:
-            self._complete_step(f"given up after {self.cfg.max_debug_rounds} debug rounds", status="abandoned")
+            self._complete_step(f"tests still fail after {self.cfg.max_debug_rounds} debug rounds", status="given_up")
         else:
             self.ui.phase("debug", st.step_index + 1, len(self.traj.plan), step.text)
 
@@ -348,15 +450,30 @@ class Agent:
             self._turn_events.append(f"debug_close {step.id}")
         moved = self.engine.commit(step.id)
         self.transcript.event("commit", step.id)
+        if status == "given_up":
+            self._turn_events.append(f"given_up {step.id}: {why}")
         self._turn_events.append(f"commit {step.id}")
-        step.status = status  # type: ignore[assignment]
-        self.ui.note(f"{step.id} {status} ({why}); committed {moved} slots")
+        step.status, step.reason = status, why  # type: ignore[assignment]
+        self.ui.step_end(st.step_index + 1, status, why)
+        self.ui.note(f"{step.id} {status.replace('_', ' ')} ({why}); committed {moved} slots")
         st.step_index += 1
         st.phase, st.debug_rounds, st.step_edits = "write", 0, False
         if st.step_index >= len(self.traj.plan):
-            raise Finished("all plan steps are done")
+            self._plan_ended()
         self.traj.plan[st.step_index].status = "active"
         self._announce()
+
+    def _plan_ended(self) -> None:
+        """Every plan step has ended: :class:`Finished` when all are done, :class:`GaveUp` when some were given up."""
+        done, given, total = self._step_counts()
+        if not given:
+            raise Finished("all plan steps are done")
+        raise GaveUp(f"plan ended: {done} of {total} steps done, {given} given up")
+
+    def _step_counts(self) -> tuple[int, int, int]:
+        """(done, given up, total) plan steps."""
+        plan = self.traj.plan
+        return (sum(s.status == "done" for s in plan), sum(s.status in GIVEN_UP for s in plan), len(plan))
 
     # ------------------------------------------------------------------ the end
     def _finish(self, end: Terminate) -> ResultRecord:
@@ -375,10 +492,12 @@ class Agent:
         stats = self.engine.stats()
         self._max_slots = max(self._max_slots, stats.physical_slots)
         budget = stats.budget_slots
+        done, given, total = self._step_counts()
         self.traj.result = ResultRecord(
             status=status, reason=str(end), summary=summary, tests_passed=tests, files_changed=files,
             patch_path=str(patch_path), kv=stats.as_dict(), max_physical_slots=self._max_slots, budget_slots=budget,
-            within_budget=budget is None or self._max_slots <= budget,
+            within_budget=budget is None or self._max_slots <= budget, steps_total=total, steps_done=done,
+            steps_given_up=given,
         )
         self._save()
         return self.traj.result
@@ -393,21 +512,20 @@ class Agent:
         return bool(obs.data["passed"]) if "passed" in obs.data else None
 
     def _summary(self, end: Terminate, tests: bool | None) -> str:
-        done = sum(1 for s in self.traj.plan if s.status == "done")
-        fallback = f"{done} of {len(self.traj.plan)} plan steps done; {end}"
+        done, given, total = self._step_counts()
+        fallback = f"{done} of {total} plan steps done" + (f", {given} given up" if given else "") + f"; {end}"
         room = self.engine.logical + self.cfg.summary_tokens + 64 < self.engine.max_context
         if self.cfg.summary_tokens == 0 or isinstance(end, (Interrupted, EngineFailure)) or not room:
             return fallback
         rec = StepRecord(n=len(self.traj.steps) + 1, phase="finish", subtask=None, started=time.time())
+        self._turn_events = []
         try:
             tests_text = {True: "pass", False: "fail", None: ""}[tests]
             self.transcript.say("user", render("finish", reason=str(end), tests=tests_text),
                                 SpanInfo(kind=SegmentKind.TEXT))
             prompt = render("finish", reason=str(end), tests=tests_text)
             gen, _ = self._generate(self.cfg.summary_tokens, ["\n\n"], SpanInfo(kind=SegmentKind.TEXT), rec, "summary")
-            text = gen.text.strip()
-            if text[:24] and text[:24] in prompt:  # parroted the request
-                text = ""
+            text = _prose(gen.text, prompt)
         except (Interrupted, KeyboardInterrupt):
             text = ""
         finally:
@@ -417,3 +535,18 @@ class Agent:
     def _save(self) -> None:
         self.state.elapsed_s = round(time.monotonic() - self._t0, 3)
         save(self.traj, self.traj_path)
+
+
+def _nudged(turns: list[StepRecord]) -> bool:
+    """Whether one of those turns was a nudge."""
+    return any(r.observation is not None and r.observation.get("data", {}).get("nudge") for r in turns)
+
+
+def _prose(text: str, prompt: str) -> str:
+    """``text`` as a summary: one paragraph without fences; empty when it parrots ``prompt`` or degenerates into
+    repetition (a small model's failure modes)."""
+    text = " ".join(text.replace("```", " ").split())
+    words = text.lower().split()
+    if len(words) < 3 or len(set(words)) * 2 < len(words) or text[:24] in prompt:
+        return ""
+    return text

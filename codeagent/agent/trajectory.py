@@ -62,7 +62,8 @@ class PlanStep(BaseModel):
 
     id: str
     text: str
-    status: Literal["pending", "active", "done", "abandoned"] = "pending"
+    status: Literal["pending", "active", "done", "given_up", "abandoned"] = "pending"  # abandoned: older runs
+    reason: str = ""  # why the step ended: "tests pass", "repeated view calc/ops.py after a nudge", ...
 
 
 class StepRecord(BaseModel):
@@ -119,6 +120,9 @@ class ResultRecord(BaseModel):
     max_physical_slots: int = 0
     budget_slots: int | None = None
     within_budget: bool = True
+    steps_total: int = 0
+    steps_done: int = 0
+    steps_given_up: int = 0
 
 
 class Trajectory(BaseModel):

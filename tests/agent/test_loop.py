@@ -77,10 +77,11 @@ def test_format_error_counter_resets_after_a_good_reply(repo: Path) -> None:
 
 
 def test_debug_rounds_are_bounded(repo: Path) -> None:
-    out, eng = run(repo, [PLAN, DONE, BAD_EDIT, TESTS, TESTS, TESTS], "agent.max_debug_rounds=2")
+    out, eng = run(repo, [PLAN, DONE, BAD_EDIT, TESTS, DONE, TESTS], "agent.max_debug_rounds=2")
     traj = load(out.trajectory)
-    assert traj.plan[1].status == "abandoned" and out.result.status == "finished"
-    assert out.result.tests_passed is False
+    assert traj.plan[1].status == "given_up" and "after 2 debug rounds" in traj.plan[1].reason
+    assert out.result.status == "stopped" and "1 of 2 steps done, 1 given up" in out.result.reason
+    assert out.result.tests_passed is False and out.result.steps_given_up == 1
     assert [c for c in eng.calls if c[0] in ("commit", "debug")] == [
         ("commit", "step-1"), ("debug", "step-2"), ("debug", None), ("commit", "step-2")]
 
@@ -205,3 +206,53 @@ def test_tool_name_is_chosen_by_likelihood_after_the_primer(repo: Path) -> None:
     assert scored >= {"view", "edit", "run_tests", "done", "calc/ops.py", "calc/tokens.py"}
     assert ("tool_call", "step-1", "view calc/ops.py\n") in [c[1:] for c in calls(eng, "append")]
     assert sum(1 for c in eng.calls if c[0] == "rollback") == len(calls(eng, "score"))
+
+
+def test_repeated_action_is_nudged_then_the_step_is_given_up_and_committed(repo: Path) -> None:
+    out, eng = run(repo, [PLAN, VIEW, VIEW, VIEW, FIX, TESTS])
+    traj = load(out.trajectory)
+    assert [(s.status, s.reason) for s in traj.plan] == [("given_up", "repeated view calc/ops.py after a nudge"),
+                                                          ("done", "tests pass")]
+    nudge = traj.steps[2]
+    assert nudge.observation["data"] == {"nudge": True, "why": "repeated view calc/ops.py"}
+    assert "already ran `view calc/ops.py`" in nudge.observation["text"] and "```edit calc/ops.py" in nudge.observation["text"]
+    assert traj.steps[3].events == ["given_up step-1: repeated view calc/ops.py after a nudge", "commit step-1"]
+    # the repeated views were not run again: one file view reached the cache, then the nudge
+    views = [c for c in calls(eng, "message") if c[2] == "file_view" and c[3] == "step-1"]
+    assert len(views) == 1
+    assert [c for c in eng.calls if c[0] == "commit"] == [("commit", "step-1"), ("commit", "step-2")]
+    r = out.result
+    assert r.status == "resolved" and (r.steps_done, r.steps_given_up, r.steps_total) == (1, 1, 2)
+
+
+def test_idle_step_is_nudged_then_given_up_and_the_run_is_not_resolved(repo: Path) -> None:
+    search = "```search divide\n```\n"
+    tokens = "```view calc/tokens.py\n```\n"
+    out, eng = run(repo, [PLAN, VIEW, search, tokens, VIEW], "agent.max_idle_turns=2", "agent.max_steps=5")
+    traj = load(out.trajectory)
+    assert traj.steps[3].observation["data"]["why"] == "3 turns without an edit"
+    assert traj.plan[0].status == "given_up" and traj.plan[0].reason == "4 turns without an edit after a nudge"
+    assert ("commit", "step-1") in eng.calls
+    assert out.result.status == "stopped" and "given up" in out.result.summary
+
+
+def test_done_and_edits_are_never_stalled(repo: Path) -> None:
+    out, _ = run(repo, [PLAN, VIEW, "```search divide\n```\n", DONE, FIX, TESTS], "agent.max_idle_turns=1")
+    traj = load(out.trajectory)
+    assert [s.status for s in traj.plan] == ["done", "done"] and out.result.status == "resolved"
+
+
+def test_after_reading_the_named_file_edit_is_offered_with_the_file_and_search_opened(repo: Path) -> None:
+    class EditAfterView(ScoringEngine):
+        def score(self, ids: list[int]):
+            lp, preds = super().score(ids)
+            return ([-1.0] if "".join(map(chr, ids)) == "edit" else lp), preds
+
+    settings, _ = prepare(None, [], None)
+    eng = EditAfterView([PLAN, "```\n", "```\n"], budget_tokens=settings.kv.budget_tokens)
+    out, _ = run(repo, [], "agent.max_steps=3", engine=eng)
+    traj = load(out.trajectory)
+    assert traj.steps[1].action["tool"] == "view"
+    second = [c[1] for c in calls(eng, "score")][len(calls(eng, "score")) // 2:]
+    assert set(second) >= {"edit", "done"} and not {"view", "search", "finish"} & set(second)
+    assert ("tool_call", "step-1", "edit calc/ops.py\n<<<<<<< SEARCH\n") in [c[1:] for c in calls(eng, "append")]
