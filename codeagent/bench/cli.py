@@ -92,13 +92,16 @@ def speed(
     budget: int = typer.Option(1024, "--budget", min=16, help="Slot budget of every policy but full."),
     decode_tokens: int = typer.Option(64, "--decode-tokens", min=1, help="Tokens decoded per measurement."),
     model: str = typer.Option("smollm2", "--model", "-m", help="Model to measure."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="torch threads (default: torch's choice)."),
 ) -> None:
     """Prefill and decode tokens/s, KV bytes, peak RSS and compression share against context length."""
     from codeagent.bench.speed import speed_command
 
     cmd = _command("codeagent", "bench", "speed", "--lengths", lengths, "--policies", policies, "--budget", budget,
-                   "--decode-tokens", decode_tokens, *(("--model", model) if model != "smollm2" else ()), "--out", out)
-    speed_command(out, _ints(lengths, "--lengths"), _names(policies), budget, decode_tokens, model, command=cmd)
+                   "--decode-tokens", decode_tokens, *(("--model", model) if model != "smollm2" else ()),
+                   *(("--threads", threads) if threads else ()), "--out", out)
+    speed_command(out, _ints(lengths, "--lengths"), _names(policies), budget, decode_tokens, model, threads,
+                  command=cmd)
 
 
 @app.command()

@@ -338,7 +338,10 @@ def select_tasks(tasks: Sequence[Task], families: Sequence[str] | None = None, l
     return out
 
 
-def pending(tasks: Iterable[Task], spec: GridSpec, done: Callable[[str, str, float], bool]) -> list[tuple[Task, list[tuple[str, float]]]]:
+Cells = list[tuple[str, float]]
+
+
+def pending(tasks: Iterable[Task], spec: GridSpec, done: Callable[[str, str, float], bool]) -> list[tuple[Task, Cells]]:
     """Per task, the cells not done yet (tasks with none left are left out)."""
     out = []
     for t in tasks:
@@ -410,7 +413,8 @@ def run_command(tasks_path, spec: GridSpec, out, *, families: Sequence[str] | No
     from pathlib import Path
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
 
     from codeagent.bench.peers import import_kvpress
     from codeagent.bench.report import RowStore

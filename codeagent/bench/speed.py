@@ -47,6 +47,7 @@ class SpeedRow:
     decode_compress_s: float | None = None
     compress_share: float | None = None
     peak_rss: int | None = None
+    threads: int | None = None
     error: str | None = None
 
 
@@ -101,9 +102,11 @@ def session_messages(engine, length: int, piece_tokens: int = 200) -> list[tuple
 
 
 def measure(policy: str, length: int, budget: int | None, decode_tokens: int, model: str = "smollm2",
-            piece_tokens: int = 200) -> SpeedRow:
+            threads: int | None = None, piece_tokens: int = 200) -> SpeedRow:
     """Measure one configuration in this process (``run_isolated`` calls it in a fresh one)."""
     import resource
+
+    import torch
 
     from codeagent.kvcache import models
     from codeagent.kvcache.config import KVConfig, ModelConfig
@@ -112,7 +115,7 @@ def measure(policy: str, length: int, budget: int | None, decode_tokens: int, mo
 
     loaded = models.load(model)
     kv = KVConfig(policy=policy, budget_tokens=None if policy == "full" else budget)
-    engine = Engine(loaded, ModelConfig(model=model), kv)
+    engine = Engine(loaded, ModelConfig(model=model, threads=threads), kv)
     cap = min(length, engine.max_context - decode_tokens - 32)
     msgs = session_messages(engine, cap, piece_tokens)
     kinds = {"system": SegmentKind.SYSTEM, "assistant": SegmentKind.TOOL_CALL, "tool": SegmentKind.FILE_VIEW}
@@ -140,15 +143,15 @@ def measure(policy: str, length: int, budget: int | None, decode_tokens: int, mo
         prefill_compress_s=prefill_compress, decode_tokens=n, decode_s=gen.decode_s,
         decode_tps=n / gen.decode_s if gen.decode_s else None, decode_compress_s=decode_compress,
         compress_share=decode_compress / gen.decode_s if gen.decode_s else None,
-        peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, threads=torch.get_num_threads(),
     )
 
 
 def run_isolated(policy: str, length: int, budget: int | None, decode_tokens: int, model: str = "smollm2",
-                 timeout: float = 3600) -> SpeedRow:
+                 threads: int | None = None, timeout: float = 3600) -> SpeedRow:
     """``measure`` in a fresh Python process; a failure becomes the row's error."""
     args = json.dumps({"policy": policy, "length": length, "budget": budget, "decode_tokens": decode_tokens,
-                       "model": model})
+                       "model": model, "threads": threads})
     try:
         proc = subprocess.run([sys.executable, "-m", "codeagent.bench.speed", args], capture_output=True, text=True,
                               timeout=timeout)
@@ -201,7 +204,7 @@ def speed_table(rows: Sequence[SpeedRow]):
 
 
 def speed_command(out: str | Path, lengths: Sequence[int], policies: Sequence[str], budget: int, decode_tokens: int,
-                  model: str = "smollm2", command: str | None = None,
+                  model: str = "smollm2", threads: int | None = None, command: str | None = None,
                   on_row: Callable[[SpeedRow], None] | None = None) -> list[SpeedRow]:
     """What ``codeagent bench speed`` does: every (policy, length) in a fresh process, then files."""
     from rich.console import Console
@@ -219,7 +222,7 @@ def speed_command(out: str | Path, lengths: Sequence[int], policies: Sequence[st
     for policy in policies:
         for n in lengths:
             err.print(f"[dim]speed: {policy} at {n} tokens[/]")
-            row = run_isolated(policy, n, budget, decode_tokens, model)
+            row = run_isolated(policy, n, budget, decode_tokens, model, threads)
             rows.append(row)
             if on_row:
                 on_row(row)
@@ -233,7 +236,7 @@ def _main(argv: Sequence[str]) -> int:
     """Child entry: measure the configuration given as JSON and print the row as one JSON line."""
     cfg = json.loads(argv[0])
     row = measure(cfg["policy"], int(cfg["length"]), cfg.get("budget"), int(cfg["decode_tokens"]),
-                  cfg.get("model", "smollm2"))
+                  cfg.get("model", "smollm2"), cfg.get("threads"))
     print(json.dumps(asdict(row)), flush=True)
     return 0
 

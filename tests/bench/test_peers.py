@@ -8,7 +8,8 @@ import pytest
 
 from codeagent.bench.peers import unavailable_reason
 
-pytestmark = [pytest.mark.model, pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")]
+pytestmark = [pytest.mark.model,
+              pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,8 @@ def test_pruned_cache_decodes_in_the_engine_from_the_original_length(make_engine
     ctx = context_ids(engine, task)
     pf = prefill_with_presses(engine.model, ctx, [("knorm", 0.5), ("streaming_llm", 0.25)])
     load_into_engine(engine, pf.caches[("knorm", 0.5)], pf.context_tokens, len(task.segments))
-    assert engine.logical == len(ctx) and len(engine.table) == len(ctx) // 2 == engine.kv_bytes() // engine.bytes_per_slot()
+    assert engine.logical == len(ctx) and len(engine.table) == len(ctx) // 2
+    assert engine.kv_bytes() == len(engine.table) * engine.bytes_per_slot()
     start = len(engine.table)
     res = run_probe(engine, task)
     assert engine.table["pos"][start].item() == len(ctx)  # the probe continues from the original length

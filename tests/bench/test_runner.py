@@ -77,7 +77,8 @@ def tiny_tasks() -> list[Task]:
             Segment(role="assistant", kind="tool_call", subtask="s1", text="view net/util.py"),
             Segment(role="tool", kind="tool_output", subtask="s1", text=NUMBERED),
         ],
-        probe=Probe(prompt="```python\ndef load_config(path: Path) -> dict:\n", target='    """Read a JSON config file."""'),
+        probe=Probe(prompt="```python\ndef load_config(path: Path) -> dict:\n",
+                    target='    """Read a JSON config file."""'),
     )
     return [sig, nxt]
 
