@@ -66,7 +66,7 @@ def solve(
                      f" on {out.workspace.branch or out.workspace.path}")
     if apply:
         extra.append(out.workspace.apply_to_user_tree())
-    if out.result.status not in ("resolved", "finished") and resume is None:
+    if out.result.resumable() and resume is None:
         extra.append(f"continue with: codeagent solve --resume {out.trajectory}")
     report(Console(), out.result, str(out.trajectory), extra)
     if out.result.status == "interrupted":

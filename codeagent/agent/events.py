@@ -16,14 +16,16 @@ class FormatError(Retry):
 
 
 class Nudge(Retry):
-    """The step stalls (an action repeated, or many turns without an edit): the model is told, the action not run.
+    """The step stalls (an action repeated, or many turns without an edit): the model is told.
 
-    ``str(exc)`` says why; ``message`` is what the model reads.
+    ``str(exc)`` says why; ``message`` is what the model reads; ``run`` says whether the action still runs first
+    (a new action does; a repeated one does not).
     """
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, run: bool = False) -> None:
         super().__init__(reason)
         self.message = message
+        self.run = run
 
 
 class StepStuck(AgentSignal):

@@ -178,22 +178,30 @@ class Agent:
                 action = actions.parse(prefix + gen.text, self.tool_names, truncated=gen.finish_reason == "length")
             except FormatError as err:
                 self._format_error(err, rec)
+                if _nudged(self._since_edit(step.id)):
+                    self._complete_step("malformed reply after a nudge", status="given_up")
                 return
             self.state.format_errors = 0
             self._retag(gen, action, step.id, len(prefix))
             rec.action = {"tool": action.tool, "args": action.args, "thought": action.thought}
             self.ui.action(action.brief())
+            pending: Nudge | None = None
             try:
                 self._check_stall(rec.action, step)
             except Nudge as nudge:
-                self._nudge(nudge, rec)
-                return
+                if not nudge.run:
+                    self._nudge(nudge, rec)
+                    return
+                pending = nudge
             except StepStuck as stuck:
                 self._complete_step(str(stuck), status="given_up")
                 return
             obs = self._execute(action)
             self._observe(action, obs, rec, step.id)
+            index = self.state.step_index
             self._after(action, obs)
+            if pending is not None and self.state.step_index == index:
+                self._nudge(pending, rec)
         finally:
             self._end_turn(rec)
 
@@ -270,10 +278,13 @@ class Agent:
         files = [f for f in self._files() if f != self._issue_rel()]
         if not self.cfg.focus_tools:
             return files[:40]
-        seen = self._viewed(self._since_edit(self._step().id))
+        step = self._step()
+        since = self._since_edit(step.id)
+        seen = self._viewed(since)
         if tool == "view":
             return [f for f in files if f not in seen][:40] or files[:40]
-        return [f for f in seen if f in files] or files[:40]
+        wanted = list(dict.fromkeys([self._edit_target(step, since), *seen])) if _nudged(since) else seen
+        return [f for f in wanted if f in files] or files[:40]
 
     def _offered(self, step: PlanStep) -> list[str]:
         """Tools the primed reply may pick from: all, or, once the step's file was read or after a nudge, the ones
@@ -340,9 +351,9 @@ class Agent:
         for r in reversed(self.traj.steps):
             if r.subtask != step_id:
                 break
-            if r.action is None:
+            if r.action is None and r.format_error is None:
                 continue
-            if r.action["tool"] in EDIT_TOOLS and r.observation is not None and r.observation["ok"]:
+            if _edited(r):
                 break
             out.append(r)
         return out[::-1]
@@ -350,15 +361,15 @@ class Agent:
     @staticmethod
     def _viewed(turns: list[StepRecord]) -> list[str]:
         """Paths those turns viewed successfully, in order, each once."""
-        paths = [str(r.action["args"].get("path", "")) for r in turns
-                 if r.action["tool"] == "view" and r.observation is not None and r.observation["ok"]]
+        paths = [str(r.action["args"].get("path", "")) for r in turns if _succeeded(r, frozenset({"view"}))]
         return list(dict.fromkeys(p for p in paths if p))
 
     def _check_stall(self, action: dict, step: PlanStep) -> None:
         """Raise :class:`Nudge` when the action repeats the last one or the step has gone too long without an edit;
         :class:`StepStuck` when that happens again after the step's nudge. ``done`` and new edits always run."""
         since = self._since_edit(step.id)
-        repeat = bool(since) and action_key(since[-1].action) == action_key(action)
+        last = next((r.action for r in reversed(since) if r.action is not None), None)
+        repeat = last is not None and action_key(last) == action_key(action)
         if action["tool"] == DONE or (action["tool"] in EDIT_TOOLS and not repeat):
             return
         idle = len(since) + 1
@@ -370,14 +381,20 @@ class Agent:
             raise StepStuck(f"{why} after a nudge")
         did = (f"You already ran `{brief}`; its result is above." if repeat
                else f"That is {idle} turns in this step without an edit.")
-        path = (self._viewed(since) or [self._example_path(step.text)])[-1]
-        raise Nudge(why, message=render("nudge", did=did, path=path))
+        raise Nudge(why, message=render("nudge", did=did, path=self._edit_target(step, since)), run=not repeat)
+
+    def _edit_target(self, step: PlanStep, since: list[StepRecord]) -> str:
+        """The file a nudge asks to edit: the one the step (or issue) names, else the last one viewed."""
+        named = self._named_file(step.text)
+        return named or (self._viewed(since) or [self._example_path(step.text)])[-1]
 
     def _nudge(self, nudge: Nudge, rec: StepRecord) -> None:
-        """Tell the model its step stalls, in place of running the action."""
+        """Tell the model its step stalls: in place of running a repeated action, or after a new one's result."""
         self.transcript.say("user", nudge.message, SpanInfo(kind=SegmentKind.TEXT, subtask=rec.subtask))
-        rec.observation = {"text": nudge.message, "ok": False, "kind": "text", "done": False,
-                           "data": {"nudge": True, "why": str(nudge)}}
+        if rec.observation is None:
+            rec.observation = {"text": "", "ok": False, "kind": "text", "done": False, "data": {}}
+        rec.observation["data"] = {**rec.observation["data"], "nudge": True, "why": str(nudge)}
+        rec.observation["nudge"] = nudge.message
         self._turn_events.append(f"nudge {rec.subtask}: {nudge}")
         self.ui.note(f"nudge: {nudge}")
 
@@ -457,7 +474,7 @@ class Agent:
         self.ui.step_end(st.step_index + 1, status, why)
         self.ui.note(f"{step.id} {status.replace('_', ' ')} ({why}); committed {moved} slots")
         st.step_index += 1
-        st.phase, st.debug_rounds, st.step_edits = "write", 0, False
+        st.phase, st.debug_rounds, st.step_edits, st.format_errors = "write", 0, False, 0
         if st.step_index >= len(self.traj.plan):
             self._plan_ended()
         self.traj.plan[st.step_index].status = "active"
@@ -550,3 +567,14 @@ def _prose(text: str, prompt: str) -> str:
     if len(words) < 3 or len(set(words)) * 2 < len(words) or text[:24] in prompt:
         return ""
     return text
+
+
+def _succeeded(rec: StepRecord, tools: frozenset[str]) -> bool:
+    """Whether that turn ran one of ``tools`` and it worked."""
+    return (rec.action is not None and rec.action["tool"] in tools and rec.observation is not None
+            and bool(rec.observation["ok"]))
+
+
+def _edited(rec: StepRecord) -> bool:
+    """Whether that turn changed a file."""
+    return _succeeded(rec, EDIT_TOOLS)

@@ -129,7 +129,7 @@ def solve(engine, settings, cfg: AgentConfig, *, repo: Path | None = None, issue
     if resume is not None:
         traj_path = Path(resume).resolve()
         traj = load(traj_path)
-        if traj.result is not None and traj.result.status in ("resolved", "finished"):
+        if traj.result is not None and not traj.result.resumable():
             raise InputError(f"run {traj.run_id} already ended ({traj.result.status}); nothing to resume")
         ws = _reopen(traj, traj_path.parent)
     else:

@@ -124,6 +124,11 @@ class ResultRecord(BaseModel):
     steps_done: int = 0
     steps_given_up: int = 0
 
+    def resumable(self) -> bool:
+        """Whether ``--resume`` can go on: the run stopped early, with plan steps still open."""
+        plan_ended = self.steps_total > 0 and self.steps_done + self.steps_given_up >= self.steps_total
+        return self.status not in ("resolved", "finished") and not plan_ended
+
 
 class Trajectory(BaseModel):
     """A whole run; :func:`save` writes it atomically, :func:`load` reads and validates it."""

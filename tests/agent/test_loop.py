@@ -82,6 +82,7 @@ def test_debug_rounds_are_bounded(repo: Path) -> None:
     assert traj.plan[1].status == "given_up" and "after 2 debug rounds" in traj.plan[1].reason
     assert out.result.status == "stopped" and "1 of 2 steps done, 1 given up" in out.result.reason
     assert out.result.tests_passed is False and out.result.steps_given_up == 1
+    assert not out.result.resumable()  # the plan ended: nothing left to resume
     assert [c for c in eng.calls if c[0] in ("commit", "debug")] == [
         ("commit", "step-1"), ("debug", "step-2"), ("debug", None), ("commit", "step-2")]
 
@@ -215,7 +216,8 @@ def test_repeated_action_is_nudged_then_the_step_is_given_up_and_committed(repo:
                                                           ("done", "tests pass")]
     nudge = traj.steps[2]
     assert nudge.observation["data"] == {"nudge": True, "why": "repeated view calc/ops.py"}
-    assert "already ran `view calc/ops.py`" in nudge.observation["text"] and "```edit calc/ops.py" in nudge.observation["text"]
+    told = nudge.observation["nudge"]
+    assert "already ran `view calc/ops.py`" in told and "```edit calc/ops.py" in told
     assert traj.steps[3].events == ["given_up step-1: repeated view calc/ops.py after a nudge", "commit step-1"]
     # the repeated views were not run again: one file view reached the cache, then the nudge
     views = [c for c in calls(eng, "message") if c[2] == "file_view" and c[3] == "step-1"]
@@ -230,7 +232,9 @@ def test_idle_step_is_nudged_then_given_up_and_the_run_is_not_resolved(repo: Pat
     tokens = "```view calc/tokens.py\n```\n"
     out, eng = run(repo, [PLAN, VIEW, search, tokens, VIEW], "agent.max_idle_turns=2", "agent.max_steps=5")
     traj = load(out.trajectory)
-    assert traj.steps[3].observation["data"]["why"] == "3 turns without an edit"
+    nudged = traj.steps[3].observation
+    assert nudged["data"]["why"] == "3 turns without an edit" and nudged["kind"] == "file_view"  # the new view ran
+    assert "3 turns in this step without an edit" in nudged["nudge"]
     assert traj.plan[0].status == "given_up" and traj.plan[0].reason == "4 turns without an edit after a nudge"
     assert ("commit", "step-1") in eng.calls
     assert out.result.status == "stopped" and "given up" in out.result.summary
@@ -256,3 +260,11 @@ def test_after_reading_the_named_file_edit_is_offered_with_the_file_and_search_o
     second = [c[1] for c in calls(eng, "score")][len(calls(eng, "score")) // 2:]
     assert set(second) >= {"edit", "done"} and not {"view", "search", "finish"} & set(second)
     assert ("tool_call", "step-1", "edit calc/ops.py\n<<<<<<< SEARCH\n") in [c[1:] for c in calls(eng, "append")]
+
+
+def test_a_malformed_reply_after_a_nudge_gives_the_step_up(repo: Path) -> None:
+    out, eng = run(repo, [PLAN, VIEW, VIEW, "```edit calc/ops.py\n```\n", FIX, TESTS])
+    traj = load(out.trajectory)
+    assert (traj.plan[0].status, traj.plan[0].reason) == ("given_up", "malformed reply after a nudge")
+    assert [c for c in eng.calls if c[0] == "commit"] == [("commit", "step-1"), ("commit", "step-2")]
+    assert out.result.status == "resolved" and traj.state.format_errors == 0

@@ -55,3 +55,34 @@ def test_solve_example_with_real_model_stays_within_budget(tmp_path: Path) -> No
     assert {"system", "issue"} <= kinds  # tags reached the cache
     assert json.loads(traj_path.read_text())["format"] == "codeagent-trajectory/1"
     assert not subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout.strip()
+
+
+COMMIT_BUDGET = 512
+
+
+@pytest.mark.timeout(600)
+def test_real_run_commits_a_step_and_stays_within_budget_every_turn(tmp_path: Path) -> None:
+    """Greedy decoding, one idle turn allowed per step: a stalled step is nudged, then given up and committed."""
+    reason = _model_ready()
+    if reason:
+        pytest.skip(reason)
+    repo = make_repo(tmp_path / "calc")
+    args = ["solve", str(repo / "issue.md"), "--repo", str(repo), "--sandbox", "local", "--max-steps", "5",
+            "--budget", str(COMMIT_BUDGET), "--set", "agent.temperature=0", "--set", "agent.max_idle_turns=1",
+            "--set", "agent.max_new_tokens=40", "--set", "agent.plan_tokens=24", "--set", "agent.summary_tokens=0",
+            "--set", "agent.max_output_chars=600"]
+    r = subprocess.run([sys.executable, "-m", "codeagent.cli", *args], capture_output=True, text=True, timeout=550,
+                       env={**os.environ, "COLUMNS": "120"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    [traj_path] = list((repo / ".codeagent-runs").glob("*/trajectory.json"))
+    traj = load(traj_path)
+    ended = [s for s in traj.plan if s.status in ("done", "given_up")]
+    assert ended and all(s.reason for s in ended), [(s.status, s.reason) for s in traj.plan]
+    assert [e.subtask for e in traj.events if e.type == "commit"] == [s.id for s in ended]
+    assert any(f"commit {ended[0].id}" in step.events for step in traj.steps)
+    assert traj.result is not None and traj.result.kv["commits"] == len(ended)
+    assert traj.result.status != "resolved" or traj.result.tests_passed is True
+    for step in traj.steps:
+        assert step.kv["physical_slots"] <= COMMIT_BUDGET, f"turn {step.n}: {step.kv['physical_slots']} slots"
+    assert traj.result.within_budget and traj.result.kv["compressions"] > 0
