@@ -38,8 +38,9 @@ class AgentConfig(BaseModel):
     max_debug_rounds: int = Field(3, ge=1)
     """Failing test runs allowed in one step's debug phase before the step is given up."""
     max_idle_turns: int = Field(3, ge=1)
-    """Action turns a plan step may take without a successful edit; the next one (or an action repeated twice in a
-    row) gets a nudge instead of running, and a step that stalls again after its nudge is given up and committed."""
+    """Action turns a plan step may take without a successful edit. The next one runs and then gets a nudge (edit or
+    say done); an action repeated twice in a row gets the nudge instead of running. A step that stalls again after
+    its nudge (idle, repeated or malformed) is given up and committed all the same."""
     focus_tools: bool = True
     """With ``choose_tool``: once the file the step (or issue) names was viewed, or after a nudge, offer only the
     tools that move the step on (edit, done; run_tests after an edit) and edit the files just viewed."""

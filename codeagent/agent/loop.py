@@ -530,7 +530,8 @@ class Agent:
 
     def _summary(self, end: Terminate, tests: bool | None) -> str:
         done, given, total = self._step_counts()
-        fallback = f"{done} of {total} plan steps done" + (f", {given} given up" if given else "") + f"; {end}"
+        counts = f"{done} of {total} plan steps done" + (f", {given} given up" if given else "")
+        fallback = counts if isinstance(end, Finished) else f"{counts}; {end}"  # a plan's end already says as much
         room = self.engine.logical + self.cfg.summary_tokens + 64 < self.engine.max_context
         if self.cfg.summary_tokens == 0 or isinstance(end, (Interrupted, EngineFailure)) or not room:
             return fallback
