@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from codeagent.errors import InputError
+from codeagent.config import validate
 
 
 class AgentConfig(BaseModel):
@@ -71,12 +71,7 @@ class AgentConfig(BaseModel):
 
 def agent_config(extra: dict) -> AgentConfig:
     """The ``agent`` section of ``Settings.extra`` validated; one-line errors for bad values."""
-    try:
-        return AgentConfig.model_validate(extra.get("agent") or {})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"bad setting agent.{where}: {err['msg']}") from None
+    return validate(AgentConfig, extra.get("agent") or {}, "agent.")
 
 
 def sandbox_config(extra: dict, kind: str | None = None):
@@ -86,9 +81,4 @@ def sandbox_config(extra: dict, kind: str | None = None):
     data = dict(extra.get("sandbox") or {})
     if kind is not None:
         data["kind"] = kind
-    try:
-        return SandboxConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"bad setting sandbox.{where}: {err['msg']}") from None
+    return validate(SandboxConfig, data, "sandbox.")

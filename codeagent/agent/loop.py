@@ -316,8 +316,11 @@ class Agent:
         if score is None or tok is None or not options:
             return None
         best, best_lp = None, float("-inf")
-        for name in options:
-            ids = tok(name, add_special_tokens=False)["input_ids"]
+        encoded = {name: tok(name, add_special_tokens=False)["input_ids"] for name in options}
+        reserve = getattr(self.engine, "reserve", None)
+        if reserve is not None:  # scoring must not lift the cache past its budget
+            reserve(max(len(ids) for ids in encoded.values()))
+        for name, ids in encoded.items():
             mark = self.engine.mark()
             try:
                 lp = sum(score(ids)[0])

@@ -368,6 +368,10 @@ class Engine:
         lp = logp.gather(1, target[:, None])[:, 0].tolist()
         return lp, preds.argmax(dim=-1).tolist()
 
+    def reserve(self, n: int) -> None:
+        """Make room for ``n`` tokens now (under a hard budget), e.g. before mark/score/rollback."""
+        self.manager.before_append(self, n)
+
     def mark(self) -> Mark:
         """Remember the current end of the cache."""
         return Mark(len(self.table), self.logical, self.last_logits, self.segments)
