@@ -400,8 +400,10 @@ def write_all(out, rows: Sequence[Row], commands: Sequence[str]) -> dict:
 
     from codeagent.bench.report import rich_table, summarise, write_reports
 
+    import sys
+
     files = write_reports(rows, out, commands, speed_rows=_load_speed(out))
-    Console().print(rich_table(summarise(rows)))
+    Console(width=None if sys.stdout.isatty() else 200).print(rich_table(summarise(rows)))
     return files
 
 

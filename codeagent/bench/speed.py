@@ -227,7 +227,7 @@ def speed_command(out: str | Path, lengths: Sequence[int], policies: Sequence[st
             if on_row:
                 on_row(row)
     files = write_speed(rows, out, [command] if command else [])
-    Console().print(speed_table(rows))
+    Console(width=None if sys.stdout.isatty() else 160).print(speed_table(rows))
     err.print(f"[dim]speed files in {out}: {', '.join(p.name for p in files.values())}[/]")
     return rows
 
