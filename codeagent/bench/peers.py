@@ -16,7 +16,7 @@ the press sums over the query axis, so its scores are the same while peak memory
 chunk. A test checks this against kvpress run with eager attention.
 
 :func:`load_into_engine` puts a pruned cache into our engine: one slot-table row per kept entry
-with increasing placeholder positions (kvpress prunes per head, so a slot has no single position),
+with increasing stand-in positions (kvpress prunes per head, so a slot has no single position),
 and ``engine.logical`` = the original context length, so the probe's positions continue from the
 uncompressed length as in kvpress's ``generate_answer``.
 """
@@ -221,7 +221,7 @@ def prefill_with_presses(model, context_ids: Sequence[int], specs: Sequence[tupl
 
 
 def load_into_engine(engine, pressed: PressedCache, context_tokens: int, segments: int) -> None:
-    """Make ``pressed`` the engine's cache: placeholder slot rows, logical length = ``context_tokens``."""
+    """Make ``pressed`` the engine's cache: stand-in slot rows, logical length = ``context_tokens``."""
     if pressed.error:
         raise RuntimeError(pressed.error)
     if len(pressed.keys) != engine.n_layers:

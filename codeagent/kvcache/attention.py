@@ -62,8 +62,8 @@ def codeagent_attention(
     key: torch.Tensor,
     value: torch.Tensor,
     attention_mask: torch.Tensor | None,
-    scaling: float | None = None,
     dropout: float = 0.0,
+    scaling: float | None = None,
     **kwargs,
 ) -> tuple[torch.Tensor, None]:
     """SDPA attention plus the merged-slot bias and the observation-window statistics."""
