@@ -30,20 +30,29 @@ def _model_ready() -> str | None:
     return "embedded model not pulled (run `codeagent models pull`; `make test` does)"
 
 
-@pytest.mark.timeout(900)
-def test_solve_example_with_real_model_stays_within_budget(tmp_path: Path) -> None:
+def _solve(tmp_path: Path, budget: int, settings: list[str], max_steps: int, timeout: int):
+    """Run ``codeagent solve`` on a fresh copy of the example; the repo, the process and the trajectory path."""
     reason = _model_ready()
     if reason:
         pytest.skip(reason)
     repo = make_repo(tmp_path / "calc")
-    args = ["solve", str(repo / "issue.md"), "--repo", str(repo), "--sandbox", "local", "--max-steps", "3",
-            "--budget", str(BUDGET), "--set", "agent.max_new_tokens=40", "--set", "agent.plan_tokens=40",
-            "--set", "agent.summary_tokens=0", "--set", "agent.max_output_chars=800"]
-    r = subprocess.run([sys.executable, "-m", "codeagent.cli", *args], capture_output=True, text=True, timeout=850,
+    args = ["solve", str(repo / "issue.md"), "--repo", str(repo), "--sandbox", "local", "--max-steps", str(max_steps),
+            "--budget", str(budget)]
+    for item in settings:
+        args += ["--set", item]
+    r = subprocess.run([sys.executable, "-m", "codeagent.cli", *args], capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, "COLUMNS": "120"})
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "Traceback" not in r.stderr and "codeagent report" in r.stdout
+    assert "Traceback" not in r.stderr
     [traj_path] = list((repo / ".codeagent-runs").glob("*/trajectory.json"))
+    return repo, r, traj_path
+
+
+@pytest.mark.timeout(900)
+def test_solve_example_with_real_model_stays_within_budget(tmp_path: Path) -> None:
+    repo, r, traj_path = _solve(tmp_path, BUDGET, ["agent.max_new_tokens=40", "agent.plan_tokens=40",
+                                                   "agent.summary_tokens=0", "agent.max_output_chars=800"], 3, 850)
+    assert "codeagent report" in r.stdout
     traj = load(traj_path)  # valid against the schema
     assert traj.result is not None and traj.result.status in ("resolved", "finished", "stopped", "failed")
     assert traj.steps and traj.messages[0].role == "system" and traj.messages[1].kind == "issue"
@@ -63,19 +72,9 @@ COMMIT_BUDGET = 512
 @pytest.mark.timeout(600)
 def test_real_run_commits_a_step_and_stays_within_budget_every_turn(tmp_path: Path) -> None:
     """Greedy decoding, one idle turn allowed per step: a stalled step is nudged, then given up and committed."""
-    reason = _model_ready()
-    if reason:
-        pytest.skip(reason)
-    repo = make_repo(tmp_path / "calc")
-    args = ["solve", str(repo / "issue.md"), "--repo", str(repo), "--sandbox", "local", "--max-steps", "5",
-            "--budget", str(COMMIT_BUDGET), "--set", "agent.temperature=0", "--set", "agent.max_idle_turns=1",
-            "--set", "agent.max_new_tokens=40", "--set", "agent.plan_tokens=24", "--set", "agent.summary_tokens=0",
-            "--set", "agent.max_output_chars=600"]
-    r = subprocess.run([sys.executable, "-m", "codeagent.cli", *args], capture_output=True, text=True, timeout=550,
-                       env={**os.environ, "COLUMNS": "120"})
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert "Traceback" not in r.stderr
-    [traj_path] = list((repo / ".codeagent-runs").glob("*/trajectory.json"))
+    _, _, traj_path = _solve(tmp_path, COMMIT_BUDGET, ["agent.temperature=0", "agent.max_idle_turns=1",
+                                                      "agent.max_new_tokens=40", "agent.plan_tokens=24",
+                                                      "agent.summary_tokens=0", "agent.max_output_chars=600"], 5, 550)
     traj = load(traj_path)
     ended = [s for s in traj.plan if s.status in ("done", "given_up")]
     assert ended and all(s.reason for s in ended), [(s.status, s.reason) for s in traj.plan]
