@@ -402,31 +402,40 @@ class Writer:
         case = self.rng.choice(["basic", "defaults", "empty_input", "roundtrip", "keyword_args", "edge_case"])
         test_name = f"test_{func.name.lstrip('_')}_{case}"
         args = ", ".join(self._arg(p, func) for p in func.param_names[:4] if not p.startswith("*"))
-        fail_line = self.rng.choice([ln for ln in func.stmt_lines if ln <= func.lineno + 30] or [func.stmt_lines[0]])
+        early = [ln for ln in func.stmt_lines if ln <= func.lineno + 30] or [func.stmt_lines[0]]
+        fail_line = self.rng.choice(early)
         exc, msg = self._failure(func)
+        test_line = self.rng.randint(12, 240)
         cut = len(sf.lines[func.lineno - 1]) - len(sf.lines[func.lineno - 1].lstrip())
-        shown = [f"{'>   ' if ln == fail_line else '    '}{sf.lines[ln - 1][cut:]}" for ln in range(func.lineno, fail_line + 1)]
-        log = head + [
-            f"{test_rel} {'.' * k}F",
-            "",
-            _rule("FAILURES"),
-            _rule(test_name, "_"),
-            "",
-            f"    def {test_name}():",
-            f">       result = {mod}.{func.name}({args})",
-            "",
-            f"{test_rel}:{self.rng.randint(12, 240)}: ",
-            " ".join("_" * 40),
-            "",
-            *shown,
-            f"E       {exc}: {msg}",
-            "",
-            f"{sf.rel}:{fail_line}: {exc}",
-            _rule("short test summary info"),
-            f"FAILED {test_rel}::{test_name} - {exc}: {msg}",
-            _rule(f"1 failed, {k} passed in {secs:.2f}s"),
-        ]
-        return self._emit_run(call, "\n".join(log), budget, subtask)
+
+        def failing_log(at: int) -> str:
+            shown = [f"{'>   ' if ln == at else '    '}{sf.lines[ln - 1][cut:]}" for ln in range(func.lineno, at + 1)]
+            return "\n".join(head + [
+                f"{test_rel} {'.' * k}F",
+                "",
+                _rule("FAILURES"),
+                _rule(test_name, "_"),
+                "",
+                f"    def {test_name}():",
+                f">       result = {mod}.{func.name}({args})",
+                "",
+                f"{test_rel}:{test_line}: ",
+                " ".join("_" * 40),
+                "",
+                *shown,
+                f"E       {exc}: {msg}",
+                "",
+                f"{sf.rel}:{at}: {exc}",
+                _rule("short test summary info"),
+                f"FAILED {test_rel}::{test_name} - {exc}: {msg}",
+                _rule(f"1 failed, {k} passed in {secs:.2f}s"),
+            ])
+
+        # a traceback too long for the budget fails on an earlier statement of the same function
+        for at in [fail_line, *(ln for ln in reversed(early) if ln < fail_line)]:
+            if self._emit_run(call, failing_log(at), budget, subtask):
+                return True
+        return False
 
     def _emit_run(self, call: str, log: str, budget: int, subtask: str | None) -> bool:
         if self.cost([call, log]) > budget:
@@ -531,15 +540,20 @@ def _recall_meta(sf: SourceFile, func: FuncInfo) -> dict[str, Any]:
     return {"source": str(sf.path), "path": sf.rel, "function": func.name, "line": func.lineno}
 
 
-def _fix_step(w: Writer, sf: SourceFile, budget: int, subtask: str) -> None:
-    """A debugging step on another file: failing run, view of the failing function, edit, more context."""
+def _fix_step(w: Writer, sf: SourceFile, budget: int, subtask: str) -> bool:
+    """A debugging step on another file: failing run, view of the failing function, edit, more context.
+
+    False (and nothing added) when not even the failing test run fits ``budget``.
+    """
     goal = w.tokens + budget
     func = w.rng.choice(sf.functions)
-    w.test_run(goal - w.tokens, subtask, fail=True, sf=sf, func=func)
+    if not w.test_run(goal - w.tokens, subtask, fail=True, sf=sf, func=func):
+        return False
     w.add("assistant", "text", f"The failure is inside `{func.name}`; let me read it.", subtask)
     w.view(sf, max(1, func.lineno - w.rng.randint(2, 10)), min(goal - w.tokens, w.rng.randint(250, 600)), subtask)
     w.edit(goal - w.tokens, subtask, sf=sf, func=func)
     w.fill(goal - w.tokens, subtask)
+    return True
 
 
 def build_signature_recall(w: Writer, lo: int, hi: int) -> tuple[list[Segment], list[str], Probe, dict] | None:
@@ -558,7 +572,8 @@ def build_signature_recall(w: Writer, lo: int, hi: int) -> tuple[list[Segment], 
         return None
     w.add("assistant", "text", f"`{func.name}` is defined at line {func.lineno} of `{sf.rel}`. Step 1 done.", "s1")
     w.add("assistant", "text", "Step 2: run the tests to see what fails.", "s2")
-    _fix_step(w, other, aim - w.tokens, "s2")
+    if not _fix_step(w, other, aim - w.tokens, "s2"):
+        return None
     probe = Probe(prompt=_probe_prompt(func, "I'll add a wrapper with the same signature:"), target=func.params)
     return w.segments, ["s1"], probe, _recall_meta(sf, func)
 
@@ -583,7 +598,8 @@ def build_session(w: Writer, lo: int, hi: int) -> tuple[list[Segment], list[str]
     for k, other in enumerate(others, start=2):
         sid = f"s{k}"
         w.add("assistant", "text", f"Step {k}: {steps[k - 1]}", sid)
-        _fix_step(w, other, per_step - 200, sid)
+        if not _fix_step(w, other, per_step - 200, sid):
+            return None
         w.test_run(10_000, sid, fail=False, sf=other)
         w.add("assistant", "text", f"Tests for `{other.rel}` pass. Step {k} done.", sid)
         commits.append(sid)

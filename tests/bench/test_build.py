@@ -113,3 +113,29 @@ def test_functions_found_in_a_small_file(tmp_path):
     (tmp_path / "lib" / "broken.py").write_text("def (:\n" * 600)
     assert build.parse_source(tmp_path / "lib" / "broken.py", "lib/broken.py") is None
     assert [rel for _, rel in build.list_sources((tmp_path,))] == ["lib/broken.py", "lib/mod.py"]
+
+
+def _module(tag: str, doc_lines: int) -> str:
+    """A module of functions whose docstrings run ``doc_lines`` long lines before the first statement."""
+    doc = "".join(f"    {tag} notes on the contract, line {i}: " + "x" * 100 + "\n" for i in range(doc_lines))
+    funcs = [
+        f"def {tag}_step_{i}(source, target, limit={i}, strict=False):\n"
+        f'    """\n{doc}    """\n'
+        f"    count = len(source) + {i}\n    if strict:\n        count += limit\n    return target, count\n"
+        for i in range(6)
+    ]
+    return "\n\n".join(funcs) + "\n" + "# filler comment line\n" * 40
+
+
+def test_tasks_whose_failing_run_cannot_fit_are_rejected(tmp_path, tokenizer):
+    # half the files have functions whose traceback (docstring included) exceeds any step budget:
+    # a task that draws one for its failing test must be rejected, never built without a failing run
+    for i in range(24):
+        path = tmp_path / "pkg" / f"mod{i}.py"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(_module(f"m{i}", 90 if i % 2 else 2))
+    tasks = build_tasks(0, 4, tokenizer, families=["signature_recall"], roots=[tmp_path])
+    assert len(tasks) == 4
+    for t in tasks:
+        assert SegmentKind.TEST_LOG in {s.kind for s in task_spans(t)}
+        assert "FAILURES" in render_chatml(t.segments), t.meta["files"]
