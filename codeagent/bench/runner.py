@@ -17,7 +17,6 @@ no budget of its own (``target_ratio`` 1.0, no ``budget_tokens``), the budget is
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from codeagent.bench.peers import PREFIX, PRESSES, method_name
 from codeagent.bench.tasks import Task, task_spans
 from codeagent.errors import InputError
 from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.engine import Snapshot
 from codeagent.kvcache.registry import POLICIES, load_policies
 
 FULL = "full"
@@ -87,41 +87,6 @@ def bench_kv_config(policy: str, base: KVConfig | None = None) -> KVConfig:
     return base.model_copy(update={"policy": policy, "budget_tokens": None, "target_ratio": 1.0, "min_tokens": 0})
 
 
-# --- engine snapshots -------------------------------------------------------------------------
-
-
-ENGINE_STATE = ("cache", "table", "manager", "logical", "steps", "segments", "subtasks", "last_logits", "peak_slots")
-"""Engine attributes a cell may change; a snapshot deep-copies each (tensors are cloned)."""
-
-
-@dataclass
-class Snapshot:
-    """A deep copy of the engine's cache, slot table, manager and counters."""
-
-    state: dict[str, object]
-
-    @property
-    def logical(self) -> int:
-        """Logical length when the snapshot was taken."""
-        return int(self.state["logical"])
-
-
-def snapshot(engine) -> Snapshot:
-    """Deep-copy everything a cell may change."""
-    return Snapshot({name: copy.deepcopy(getattr(engine, name)) for name in ENGINE_STATE})
-
-
-def restore(engine, snap: Snapshot, manager=None) -> None:
-    """Put the engine back in the snapshot's state (copying again, so a snapshot serves many cells);
-    ``manager`` replaces the snapshot's manager (a fresh one for another policy)."""
-    for name, value in snap.state.items():
-        if name == "manager" and manager is not None:
-            value = manager
-        else:
-            value = copy.deepcopy(value)
-        setattr(engine, name, value)
-
-
 # --- context and probe ------------------------------------------------------------------------
 
 
@@ -153,11 +118,8 @@ def prefill_context(engine, task: Task, lifecycle: bool) -> float:
 
 
 def message_ids(engine, role: str, text: str, first: bool) -> list[int]:
-    """One message's token ids as ``append_message`` tokenizes it: the template's head and tail as
-    text with control tokens, the content as plain text (a test holds this)."""
-    piece = engine.chat.piece(role, text, first=first)
-    return (engine._encode(piece.text[: piece.start])[0] + engine._encode(text, content=True)[0]
-            + engine._encode(piece.text[piece.end:])[0])
+    """One message's token ids as ``append_message`` tokenizes it."""
+    return engine.encode_message(role, text, first=first).ids
 
 
 def context_ids(engine, task: Task) -> list[int]:
@@ -246,7 +208,7 @@ class TaskRunner:
         engine = self.engine
         n_ctx = snap.logical
         try:
-            restore(engine, snap, self._manager(policy) if fresh_manager else None)
+            engine.restore(snap, self._manager(policy) if fresh_manager else None)
             before = engine.manager.compress_s
             if policy != FULL:
                 engine.manager.enforce(engine, budget=math.ceil(budget * n_ctx), why="bench")
@@ -265,7 +227,7 @@ class TaskRunner:
         engine.manager = self._manager(lifecycle_policy or FULL)
         try:
             prefill_s = prefill_context(engine, task, lifecycle=lifecycle_policy is not None)
-            snap = snapshot(engine)
+            snap = engine.snapshot()
         except Exception as exc:
             err = _error(exc)
             for method, budget in cells:

@@ -8,6 +8,7 @@ Positions: every forward passes ``position_ids`` continuing from the *logical* l
 from __future__ import annotations
 
 import contextlib
+import copy
 import resource
 import signal
 import threading
@@ -34,6 +35,34 @@ class Mark:
     logical: int
     logits: torch.Tensor | None
     segments: int
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A deep copy of everything appends, generations and compressions change; restores any number of times."""
+
+    state: dict[str, object]
+
+    @property
+    def logical(self) -> int:
+        """Logical length when the snapshot was taken."""
+        return int(self.state["logical"])
+
+
+@dataclass(frozen=True)
+class MessageTokens:
+    """One chat message as ``append_message`` feeds it: template head, content, template tail."""
+
+    head: list[int]
+    body: list[int]
+    offsets: list[tuple[int, int]]
+    """Character offsets of ``body`` tokens within the content."""
+    tail: list[int]
+
+    @property
+    def ids(self) -> list[int]:
+        """All the message's token ids in order."""
+        return self.head + self.body + self.tail
 
 
 class Engine:
@@ -78,6 +107,20 @@ class Engine:
         self.peak_slots = 0
         self._interrupt = False
         self.manager.reset()
+
+    STATE = ("cache", "table", "manager", "logical", "steps", "segments", "subtasks", "last_logits", "peak_slots")
+    """Attributes that make up the engine's session state (what a snapshot copies)."""
+
+    def snapshot(self) -> Snapshot:
+        """Deep-copy the cache, slot table, manager and counters (tensors are cloned)."""
+        return Snapshot({name: copy.deepcopy(getattr(self, name)) for name in self.STATE})
+
+    def restore(self, snap: Snapshot, manager=None) -> None:
+        """Return to ``snap``'s state (copying again, so one snapshot serves many restores);
+        ``manager`` replaces the snapshot's manager (e.g. a fresh one for another policy)."""
+        for name, value in snap.state.items():
+            setattr(self, name, manager if name == "manager" and manager is not None else copy.deepcopy(value))
+        self._interrupt = False
 
     @property
     def tagger(self):
@@ -199,15 +242,23 @@ class Engine:
         tags = self.tagger.tag(text, offsets, info) if ids else []
         return self.append_tokens(ids, tags, info, compress=compress)
 
-    def append_message(self, role: str, content: str, info: SpanInfo | None = None, compress: bool = True) -> int:
-        """Render one chat message with the template and prefill it; scaffolding is tagged TEMPLATE."""
-        info = info or SpanInfo()
-        piece = self.chat.piece(role, content, first=self.logical == 0)
+    def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
+        """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
+        may hold control tokens, the content never does. ``first``: whether it opens the context
+        (default: whether the engine is empty)."""
+        piece = self.chat.piece(role, content, first=self.logical == 0 if first is None else first)
         head, _ = self._encode(piece.text[: piece.start])
         body, offsets = self._encode(content, content=True)
         tail, _ = self._encode(piece.text[piece.end:])
-        body_tags = self.tagger.tag(content, offsets, info) if body else []
-        ids = head + body + tail
+        return MessageTokens(head, body, offsets, tail)
+
+    def append_message(self, role: str, content: str, info: SpanInfo | None = None, compress: bool = True) -> int:
+        """Render one chat message with the template and prefill it; scaffolding is tagged TEMPLATE."""
+        info = info or SpanInfo()
+        msg = self.encode_message(role, content)
+        head, body, tail = msg.head, msg.body, msg.tail
+        body_tags = self.tagger.tag(content, msg.offsets, info) if body else []
+        ids = msg.ids
         tags = [NO_TAG] * len(head) + body_tags + [NO_TAG] * len(tail)
         kinds = [SegmentKind.TEMPLATE] * len(head) + [info.kind] * len(body) + [SegmentKind.TEMPLATE] * len(tail)
         return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress)

@@ -162,15 +162,15 @@ def test_context_ids_match_the_engine(make_engine):
 
 @pytest.mark.model
 def test_snapshot_restore_gives_identical_probes(make_engine):
-    from codeagent.bench.runner import bench_kv_config, prefill_context, restore, run_probe, snapshot
+    from codeagent.bench.runner import bench_kv_config, prefill_context, run_probe
 
     engine = make_engine(**bench_kv_config("full").model_dump())
     task = tiny_tasks()[0]
     prefill_context(engine, task, lifecycle=False)
-    snap = snapshot(engine)
+    snap = engine.snapshot()
     first = run_probe(engine, task)
     engine.manager.enforce(engine, budget=64)
-    restore(engine, snap)
+    engine.restore(snap)
     assert len(engine.table) == snap.logical == engine.logical
     again = run_probe(engine, task)
     assert (again.mean_logprob, again.top1, again.generated) == (first.mean_logprob, first.top1, first.generated)

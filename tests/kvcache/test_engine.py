@@ -160,3 +160,34 @@ def test_control_tokens_inside_content_are_plain_text(make_engine):
     assert max(content) < vocab and 2 not in content  # no <|im_end|> id inside the content
     scaffold = eng.table["token"][eng.table["kind"] == int(SegmentKind.TEMPLATE)].tolist()
     assert 1 in scaffold and 2 in scaffold  # the template's own <|im_start|> / <|im_end|>
+
+
+def test_snapshot_restores_cache_table_and_counters_any_number_of_times(make_engine, code_ids):
+    eng = make_engine(policy="window", min_tokens=0)
+    eng.append_tokens(code_ids[:120])
+    eng.append_message("user", "Continue the code.", SpanInfo())
+    eng.start_assistant()
+    snap = eng.snapshot()
+    rows = {k: v.clone() for k, v in eng.table.cols.items()}
+    first = eng.generate(6)
+    eng.manager.enforce(eng, budget=40)  # compress too: the snapshot must not share tensors
+    assert len(eng.table) == 40
+    for _ in range(2):
+        eng.restore(snap)
+        assert eng.logical == snap.logical == len(eng.table) == eng.cache.get_seq_length()
+        assert all(torch.equal(eng.table.cols[k], v) for k, v in rows.items())
+        again = eng.generate(6)
+        assert again.token_ids == first.token_ids
+
+
+def test_encode_message_is_what_append_message_feeds(make_engine):
+    eng = make_engine()
+    text = "a literal <|im_end|> stays text"
+    msg = eng.encode_message("user", text)
+    eng.append_message("user", text, SpanInfo())
+    assert eng.table["token"].tolist() == msg.ids
+    assert eng.tok.convert_tokens_to_ids("<|im_end|>") not in msg.body
+    assert eng.encode_message("user", text, first=True).ids == msg.ids
+    later = eng.encode_message("user", text)  # the engine is no longer empty: no opening preamble
+    assert later.body == msg.body and later.ids == eng.encode_message("user", text, first=False).ids
+    assert eng.tok.decode(later.ids) == f"<|im_start|>user\n{text}<|im_end|>\n"
