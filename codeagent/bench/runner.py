@@ -187,6 +187,15 @@ def _error(exc: BaseException) -> str:
 # --- one task ---------------------------------------------------------------------------------
 
 
+def prefill_policy(cells: Sequence[tuple[str, float]], lifecycle_policy: str | None) -> str:
+    """The policy whose manager reads a group's shared prefill: the lifecycle policy, else one that
+    collects the attention statistics any cell's policy reads (``full`` when none reads them)."""
+    if lifecycle_policy is not None:
+        return lifecycle_policy
+    load_policies()
+    return next((m for m, _ in cells if getattr(POLICIES.get(m), "needs_attention", True)), FULL)
+
+
 @dataclass
 class TaskRunner:
     """Runs the cells of one task that are not done yet, group by group."""
@@ -224,7 +233,7 @@ class TaskRunner:
     def _group(self, task: Task, cells: list[tuple[str, float]], lifecycle_policy: str | None) -> Iterator[Row]:
         """One prefill (with ``lifecycle_policy``'s commits, or none), then every cell from it."""
         engine = self.engine
-        engine.manager = self._manager(lifecycle_policy or FULL)
+        engine.manager = self._manager(prefill_policy(cells, lifecycle_policy))
         try:
             prefill_s = prefill_context(engine, task, lifecycle=lifecycle_policy is not None)
             snap = engine.snapshot()

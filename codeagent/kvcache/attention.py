@@ -22,15 +22,28 @@ class AttentionContext:
     """Per-forward inputs and outputs of the attention hook.
 
     ``log_count`` is ``log(n)`` per physical slot (covering the new tokens too), or None when no
-    slot is merged. ``mass[layer]`` receives the attention each slot drew from the last ``window``
-    queries, summed over those queries: a ``[heads, slots]`` tensor.
+    slot is merged. ``mass[layer]`` receives the attention each slot drew from the sampled queries
+    (``sample`` of them spread evenly over the forward, all when 0 or more than there are), summed
+    over them; ``obs[layer]`` the same from the last ``window`` queries (SnapKV's observation
+    window). Both are ``[heads, slots]``.
     """
 
     log_count: torch.Tensor | None
     window: int
+    sample: int = 0
     collect: bool = True
     mass: dict[int, torch.Tensor] = field(default_factory=dict)
-    queries: int = 0  # observed queries per head in this forward
+    obs: dict[int, torch.Tensor] = field(default_factory=dict)
+    queries: int = 0  # sampled queries per head in this forward
+    obs_queries: int = 0  # observation-window queries per head in this forward
+
+    def rows(self, q: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Query rows to score for a forward of ``q`` queries, and which of them are sampled."""
+        w = min(self.window, q)
+        n = q if self.sample <= 0 else min(self.sample, q)
+        sampled = torch.unique(torch.linspace(q - 1, 0, n).round().long()) if n < q else torch.arange(q)
+        rows = torch.unique(torch.cat([sampled, torch.arange(q - w, q)]))
+        return rows, torch.isin(rows, sampled)
 
 
 def _causal_bool(q: int, t: int, device: torch.device) -> torch.Tensor:
@@ -54,6 +67,40 @@ def _float_mask(mask: torch.Tensor | None, q: int, t: int, bias: torch.Tensor | 
     if bias is not None:
         out = out + bias.to(dtype)[None, None, None, :]
     return out
+
+
+STATS_BLOCK = 128
+"""Queries scored at a time for the statistics, so memory stays ``[heads, STATS_BLOCK, slots]``."""
+
+
+def _slot_mass(query: torch.Tensor, key: torch.Tensor, ctx: AttentionContext, scale: float,
+               bias: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, int, int]:
+    """Attention each key slot draws, summed over the sampled and over the window queries: ``[heads, slots]`` each."""
+    b, hq, q, d = query.shape
+    t = key.shape[2]
+    hkv = key.shape[1]
+    groups = hq // hkv
+    keys_t = key.transpose(-1, -2)
+    rows, is_sampled = ctx.rows(q)
+    every = bool(is_sampled.all())
+    first_obs = rows.numel() - min(ctx.window, q)  # window rows are the last ones (rows are sorted)
+    mass = torch.zeros(hq, t, dtype=torch.float32, device=query.device)
+    obs = torch.zeros(hq, t, dtype=torch.float32, device=query.device)
+    new_cols = torch.arange(t - q, t, device=query.device)  # only the chunk's own keys can lie in the future
+    for lo in range(0, rows.numel(), STATS_BLOCK):
+        r = rows[lo:lo + STATS_BLOCK].to(query.device)
+        n = r.numel()
+        # grouped heads share a key head: score them against it without copying the keys
+        qs = (query[:, :, lo:lo + n, :] if every else query[:, :, r, :]).reshape(b, hkv, groups * n, d) * scale
+        scores = torch.matmul(qs, keys_t).view(hq, n, t)
+        scores[:, :, t - q:].masked_fill_(new_cols[None, :] > (r + (t - q))[:, None], float("-inf"))
+        if bias is not None:
+            scores += bias.to(scores.dtype)
+        probs = torch.softmax(scores.float(), dim=-1)  # [hq, n, t]
+        mass += probs.sum(dim=1) if every else probs[:, is_sampled[lo:lo + n].to(query.device)].sum(dim=1)
+        if lo + n > first_obs:
+            obs += probs[:, max(first_obs - lo, 0):].sum(dim=1)
+    return mass, obs, int(is_sampled.sum()), rows.numel() - first_obs
 
 
 def codeagent_attention(
@@ -86,19 +133,9 @@ def codeagent_attention(
         out = out.transpose(1, 2).contiguous()
 
     if ctx is not None and ctx.collect:
-        w = min(ctx.window, q)
-        hkv = key.shape[1]
-        groups = hq // hkv
-        # grouped heads share a key head: score them against it without copying the keys
-        qs = query[:, :, q - w :, :].reshape(b, hkv, groups * w, d)
-        scores = torch.matmul(qs, key.transpose(-1, -2)).view(b, hq, w, t) * scale  # [b, hq, w, t]
-        allowed = _causal_bool(q, t, query.device)[q - w :]  # [w, t]
-        scores = scores.masked_fill(~allowed, float("-inf"))
-        if bias is not None:
-            scores = scores + bias.to(scores.dtype)
-        probs = torch.softmax(scores.float(), dim=-1)
-        ctx.mass[module.layer_idx] = probs.sum(dim=2)[0]  # [hq, t]
-        ctx.queries = w
+        mass, obs, ctx.queries, ctx.obs_queries = _slot_mass(query, key, ctx, scale, bias)
+        ctx.mass[module.layer_idx] = mass
+        ctx.obs[module.layer_idx] = obs
     return out, None
 
 

@@ -21,7 +21,10 @@ class ModelConfig(BaseModel):
     prefill_chunk: int = Field(1024, ge=16)
     """Tokens per prefill forward pass; only the last logits of a chunk are kept."""
     obs_window: int = Field(32, ge=1)
-    """Attention statistics of a prefill chunk come from its last W queries only."""
+    """SnapKV/TOVA observation window: the last W queries of a forward give ``attn_obs``."""
+    stats_queries: int = Field(0, ge=0)
+    """Queries per forward whose attention feeds the cumulative and decayed statistics, spread
+    evenly over the chunk (0: every query; scored STATS_BLOCK at a time, never an n x n matrix)."""
     threads: int | None = None
     """torch intra-op threads; None keeps torch's default."""
 

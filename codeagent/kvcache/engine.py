@@ -153,7 +153,9 @@ class Engine:
         n = len(ids)
         phys = len(self.table) - n
         pos = self.table["pos"][phys:].unsqueeze(0)
-        ctx = attention.AttentionContext(log_count=self.table.log_count(), window=self.model_cfg.obs_window)
+        ctx = attention.AttentionContext(log_count=self.table.log_count(), window=self.model_cfg.obs_window,
+                                         sample=self.model_cfg.stats_queries,
+                                         collect=getattr(self.manager.policy, "needs_attention", True))
         with torch.inference_mode():
             out = self.model(
                 input_ids=torch.tensor([ids], dtype=torch.long, device=self.model.device),
@@ -176,11 +178,12 @@ class Engine:
         if not ctx.mass:
             return
         mass = torch.stack([ctx.mass[i] for i in range(self.n_layers)]).float().cpu()  # [L, H, T]
+        obs = torch.stack([ctx.obs[i] for i in range(self.n_layers)]).float().cpu()
         decay = self.kv_cfg.attn_decay
         stats = self.table.stats
         stats["attn_cum"].add_(mass)
         stats["attn_dec"].mul_(decay).add_(mass)
-        stats["attn_obs"].copy_(mass).div_(max(ctx.queries, 1))
+        stats["attn_obs"].copy_(obs).div_(max(ctx.obs_queries, 1))
         per_slot = mass.mean(dim=(0, 1)) / max(ctx.queries, 1)
         hot = per_slot > (1.0 / max(len(self.table), 1))
         cols = self.table.cols

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from codeagent.bench.runner import GridSpec, commit_points, select_tasks, trim_like
+from codeagent.bench.runner import GridSpec, commit_points, prefill_policy, select_tasks, trim_like
 from codeagent.bench.tasks import Probe, Segment, Task, dump_tasks
 from codeagent.errors import InputError
 
@@ -120,6 +120,13 @@ def test_commit_points_after_last_segment_of_each_subtask():
     assert commit_points(sig) == {4: ["s1"]}
     orphan = sig.model_copy(update={"commits": ["s1", "ghost"]})
     assert commit_points(orphan) == {4: ["s1"], 6: ["ghost"]}
+
+
+def test_shared_prefill_collects_the_statistics_its_cells_read():
+    # full and window read no attention statistics; h2o does, so a group holding it prefills as h2o
+    assert prefill_policy([("full", 1.0), ("window", 0.5)], None) == "full"
+    assert prefill_policy([("full", 1.0), ("window", 0.5), ("h2o", 0.5), ("snapkv", 0.5)], None) == "h2o"
+    assert prefill_policy([("full", 1.0)], "default") == "default"
 
 
 def test_trim_like_keeps_as_many_lines_as_the_target():

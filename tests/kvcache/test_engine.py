@@ -78,25 +78,22 @@ def test_drop_then_continue_uses_logical_positions(make_engine, code_ids):
     eng.table.check()
 
 
-def test_statistics_sum_to_observed_queries(make_engine, code_ids):
+@pytest.mark.parametrize("sample", [0, 7])
+def test_statistics_sum_to_observed_queries(make_engine, code_ids, sample):
     w, chunk = 16, 100
-    eng = make_engine(ModelConfig(prefill_chunk=chunk, obs_window=w))
-    eng.append_tokens(code_ids[:250])  # chunks of 100, 100, 50 -> 16 queries each observed
+    eng = make_engine(ModelConfig(prefill_chunk=chunk, obs_window=w, stats_queries=sample))
+    eng.append_tokens(code_ids[:250])  # chunks of 100, 100, 50
     eng.append_message("user", "hi", SpanInfo())
     eng.start_assistant()
     gen = eng.generate(5)  # one forward (one query) per generated token
     sums = eng.table["attn_cum"].sum(dim=2)  # [layers, heads]
-    expected = 3 * w + _queries(eng) + len(gen.token_ids)
-    assert torch.allclose(sums, torch.full_like(sums, float(expected)), atol=1e-2)
-
-
-def _queries(eng) -> int:
-    """Queries observed by the user message and the generation prompt forwards (each < window)."""
     seg = eng.table["seg"]
-    total = 0
-    for s in (1, 2):
-        total += min(int((seg == s).sum()), eng.model_cfg.obs_window)
-    return total
+    forwards = [100, 100, 50, int((seg == 1).sum()), int((seg == 2).sum())]
+    expected = sum(n if not sample else min(n, sample) for n in forwards) + len(gen.token_ids)
+    assert torch.allclose(sums, torch.full_like(sums, float(expected)), atol=1e-2)
+    # the observation window: the last forward was one decoded token
+    obs = eng.table["attn_obs"].sum(dim=2)
+    assert torch.allclose(obs, torch.ones_like(obs), atol=1e-4)
 
 
 def test_generate_streams_and_stops(make_engine):
@@ -191,3 +188,10 @@ def test_encode_message_is_what_append_message_feeds(make_engine):
     later = eng.encode_message("user", text)  # the engine is no longer empty: no opening preamble
     assert later.body == msg.body and later.ids == eng.encode_message("user", text, first=False).ids
     assert eng.tok.decode(later.ids) == f"<|im_start|>user\n{text}<|im_end|>\n"
+
+
+@pytest.mark.parametrize("policy,collects", [("full", False), ("window", False), ("h2o", True), ("default", True)])
+def test_statistics_are_collected_only_for_policies_that_read_them(make_engine, code_ids, policy, collects):
+    eng = make_engine(policy=policy)
+    eng.append_tokens(code_ids[:60])
+    assert bool((eng.table["attn_cum"] > 0).any()) == collects

@@ -104,6 +104,8 @@ class BasePolicy:
 
     name = "base"
     uses_lifecycle = False
+    needs_attention = True
+    """Whether the engine must collect attention statistics for this policy (they cost prefill time)."""
 
     def __init__(self, cfg: KVConfig) -> None:
         self.cfg = cfg

@@ -11,5 +11,7 @@ from codeagent.protocols import CompressionPlan
 class FullPolicy(BasePolicy):
     """Keeps every slot whatever the budget."""
 
+    needs_attention = False
+
     def plan(self, view: CacheView, budget: int) -> CompressionPlan:
         return CompressionPlan(keep=list(range(len(view))), note="full keeps everything")

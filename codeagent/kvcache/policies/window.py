@@ -12,6 +12,8 @@ from codeagent.kvcache.view import CacheView
 class WindowPolicy(BasePolicy):
     """Keeps the sinks and the newest slots."""
 
+    needs_attention = False
+
     def must_keep(self, view: CacheView) -> torch.Tensor:
         n = len(view)
         mask = torch.zeros(n, dtype=torch.bool)
