@@ -72,6 +72,10 @@ class KVConfig(BaseModel):
     """Appended tokens between two lifecycle checks."""
     summary_entries: int = Field(4, ge=1)
     """Summary slots a committed span of one block is merged into (CommitKV)."""
+    fold_commits: Literal["eager", "pressure"] = "pressure"
+    """When a committed subtask is folded into its summary entries: at the commit (eager), or only
+    once the budget needs the room, oldest committed subtask first (pressure: keeps quality the
+    budget did not need to give up)."""
     pinned_cap: float = Field(0.5, gt=0.0, le=1.0)
     """Pinned slots may use at most this share of the budget; past it the oldest are merged."""
     sink_tokens: int = Field(4, ge=0)

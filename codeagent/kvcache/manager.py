@@ -41,6 +41,7 @@ class KVManager:
         self.since_check = 0
         self.debug: str | None = None
         self.committed: set[int] = set()
+        self.unfolded: list[tuple[int, str]] = []  # committed subtasks waiting for budget pressure
         self.events: list[dict] = []
 
     # ----------------------------------------------------------------------- budget
@@ -76,6 +77,10 @@ class KVManager:
             return
         t0 = time.perf_counter()
         if self.policy.uses_lifecycle:
+            self._fold_unfolded(engine, budget)
+            if len(engine.table) <= budget:
+                self.compress_s += time.perf_counter() - t0
+                return
             self._cap_pinned(engine, budget)
             view = self.view(engine)
             lifecycle.mark_evictable(engine.table, self.policy.scores(view), len(engine.table) - budget)
@@ -87,6 +92,18 @@ class KVManager:
             self._apply(engine, CompressionPlan(keep=list(range(n - budget, n)), note="fallback: newest slots"),
                         f"fallback after {self.policy.name}")
         self.compress_s += time.perf_counter() - t0
+
+    def _fold(self, engine, idx: int, subtask: str) -> None:
+        """Fold committed subtask ``idx`` into its summary entries (the policy's commit plan)."""
+        if len(engine.table) >= max(self.cfg.min_tokens, 2):
+            plan = self.policy.on_commit(self.view(engine), idx)
+            if plan is not None:
+                self._apply(engine, plan, f"commit {subtask}")
+
+    def _fold_unfolded(self, engine, budget: int) -> None:
+        """Under pressure, fold waiting committed subtasks, oldest first, until the cache fits."""
+        while self.unfolded and len(engine.table) > budget:
+            self._fold(engine, *self.unfolded.pop(0))
 
     def _cap_pinned(self, engine, budget: int) -> None:
         """Past ``pinned_cap`` x budget pinned slots, merge the oldest pinned ones pairwise."""
@@ -163,10 +180,10 @@ class KVManager:
         self.committed.add(idx)
         self.commits += 1
         t0 = time.perf_counter()
-        if self.policy.uses_lifecycle and len(engine.table) >= max(self.cfg.min_tokens, 2):
-            plan = self.policy.on_commit(self.view(engine), idx)
-            if plan is not None:
-                self._apply(engine, plan, f"commit {subtask}")
+        if self.policy.uses_lifecycle and self.cfg.fold_commits == "pressure":
+            self.unfolded = [(i, s) for i, s in self.unfolded if i != idx] + [(idx, subtask)]
+        elif self.policy.uses_lifecycle:
+            self._fold(engine, idx, subtask)
         self.compress_s += time.perf_counter() - t0
         self.events.append({"why": "commit", "subtask": subtask, "slots": moved})
         self.enforce(engine, why="commit")

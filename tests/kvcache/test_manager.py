@@ -101,11 +101,12 @@ def _check_plan_blocks(engine, seen_violations):
     mode=st.sampled_from(["selective", "merge", "hybrid"]),
     budget=st.integers(48, 400),
     merge_threshold=st.sampled_from([-1.0, 0.0, 0.5, 0.9]),
+    fold=st.sampled_from(["eager", "pressure"]),
     ops=st.lists(op, min_size=3, max_size=14),
 )
-def test_budget_pins_and_consistency_hold_over_random_sessions(tiny, policy, mode, budget, merge_threshold, ops):
+def test_budget_pins_and_consistency_hold_over_random_sessions(tiny, policy, mode, budget, merge_threshold, fold, ops):
     cfg = KVConfig(policy=policy, mode=mode, budget_tokens=budget, min_tokens=0, merge_threshold=merge_threshold,
-                   sink_tokens=4, recent_tokens=16, pinned_cap=0.5)
+                   sink_tokens=4, recent_tokens=16, pinned_cap=0.5, fold_commits=fold)
     eng = Engine(tiny, ModelConfig(prefill_chunk=128, obs_window=8), cfg)
     violations: list = []
     _check_plan_blocks(eng, violations)
@@ -149,7 +150,7 @@ def test_pinned_slots_survive_compression(make_engine, code_ids):
 
 
 def test_commit_moves_spans_and_folds_them_into_summaries(make_engine):
-    eng = make_engine(policy="default", min_tokens=0, summary_entries=2)
+    eng = make_engine(policy="default", min_tokens=0, summary_entries=2, fold_commits="eager")
     eng.append_message("user", "Fix the parser.", SpanInfo(kind=SegmentKind.ISSUE))
     eng.append_message("tool", PY, SpanInfo(kind=SegmentKind.FILE_VIEW, subtask="s1", language="python"))
     eng.append_message("tool", LOG, SpanInfo(kind=SegmentKind.TEST_LOG, subtask="s2"))
@@ -169,6 +170,37 @@ def test_commit_moves_spans_and_folds_them_into_summaries(make_engine):
     s2 = eng.subtask_index("s2")
     assert set(t["state"][t["subtask"] == s2].tolist()) <= {int(State.ACTIVE), int(State.PINNED)}
     assert eng.stats().commits == 1
+
+
+def test_pressure_folding_waits_for_the_budget_then_folds_the_oldest_commit_first(make_engine):
+    def session(fold: str):
+        eng = make_engine(policy="default", min_tokens=0, summary_entries=2, fold_commits=fold)
+        eng.append_message("user", "Fix the parser.", SpanInfo(kind=SegmentKind.ISSUE))
+        eng.append_message("tool", PY, SpanInfo(kind=SegmentKind.FILE_VIEW, subtask="s1", language="python"))
+        eng.append_message("tool", LOG, SpanInfo(kind=SegmentKind.TEST_LOG, subtask="s2"))
+        eng.append_message("tool", PY, SpanInfo(kind=SegmentKind.FILE_VIEW, subtask="s3", language="python"))
+        eng.commit("s1")
+        eng.commit("s2")
+        return eng
+
+    eager, lazy = session("eager"), session("pressure")
+    n = len(lazy.table)
+    assert n == lazy.logical and bool((lazy.table["count"] == 1).all())  # committed, nothing folded yet
+    s1, s2 = lazy.subtask_index("s1"), lazy.subtask_index("s2")
+    assert set(lazy.table["state"][lazy.table["subtask"] == s1].tolist()) <= {int(State.COMMITTED), int(State.PINNED)}
+    assert len(eager.table) < n
+    # a budget that folding s1 alone meets: s1 is folded, s2 (committed later) and s3 are untouched
+    s1_rows = int((lazy.table["subtask"] == s1).sum())
+    s1_after_fold = int((eager.table["subtask"] == s1).sum())
+    lazy.manager.enforce(lazy, budget=n - (s1_rows - s1_after_fold))
+    t = lazy.table
+    assert int((t["subtask"] == s1).sum()) == s1_after_fold and int((t["count"][t["subtask"] == s1] > 1).sum()) > 0
+    assert bool((t["count"][t["subtask"] != s1] == 1).all()) and len(t) == n - (s1_rows - s1_after_fold)
+    assert [s for _, s in lazy.manager.unfolded] == ["s2"]
+    # more pressure folds s2 next, and the budget holds
+    lazy.manager.enforce(lazy, budget=len(eager.table) - 10)
+    assert len(lazy.table) <= len(eager.table) - 10 and not lazy.manager.unfolded
+    assert int((lazy.table["count"][lazy.table["subtask"] == s2] > 1).sum()) > 0
 
 
 def test_debug_round_pins_error_lines_then_releases_them(make_engine):
