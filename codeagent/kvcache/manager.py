@@ -154,7 +154,8 @@ class KVManager:
         self.since_check += n
         if self.since_check >= self.cfg.compression_interval:
             self.since_check = 0
-            lifecycle.cold_check(engine.table, self.cfg)
+            if self.policy.needs_attention:  # coldness is read from attention statistics
+                lifecycle.cold_check(engine.table, self.cfg)
             if compress and self.cfg.budget_tokens is None:
                 self.enforce(engine, why="interval")
         if compress and self.cfg.budget_tokens is not None:

@@ -203,6 +203,15 @@ def test_pressure_folding_waits_for_the_budget_then_folds_the_oldest_commit_firs
     assert int((lazy.table["count"][lazy.table["subtask"] == s2] > 1).sum()) > 0
 
 
+@pytest.mark.parametrize("policy,checks", [("full", False), ("h2o", True)])
+def test_cold_checks_run_only_where_attention_is_observed(make_engine, code_ids, policy, checks):
+    eng = make_engine(policy=policy, min_tokens=0, compression_interval=32, cold_checks=1, commit_threshold=2.0)
+    for i in range(4):
+        eng.append_tokens(code_ids[i * 40:(i + 1) * 40], info=SpanInfo(subtask="s1"))
+    cooled = bool((eng.table["state"] != int(State.ACTIVE)).any())
+    assert cooled == checks
+
+
 def test_debug_round_pins_error_lines_then_releases_them(make_engine):
     eng = make_engine(policy="default", min_tokens=0)
     eng.append_message("tool", LOG, SpanInfo(kind=SegmentKind.TEST_LOG, subtask="s1"))
