@@ -117,16 +117,11 @@ def prefill_context(engine, task: Task, lifecycle: bool) -> float:
     return time.perf_counter() - t0
 
 
-def message_ids(engine, role: str, text: str, first: bool) -> list[int]:
-    """One message's token ids as ``append_message`` tokenizes it."""
-    return engine.encode_message(role, text, first=first).ids
-
-
 def context_ids(engine, task: Task) -> list[int]:
     """The context's token ids exactly as ``prefill_context`` feeds them."""
     ids: list[int] = []
     for i, seg in enumerate(task.segments):
-        ids += message_ids(engine, seg.role, seg.text, first=i == 0)
+        ids += engine.encode_message(seg.role, seg.text, first=i == 0).ids
     return ids
 
 

@@ -57,12 +57,10 @@ def session_messages(engine, length: int, piece_tokens: int = 200) -> list[tuple
     import importlib
     import inspect
 
-    from codeagent.bench.runner import message_ids
-
     tok = engine.tok
 
     def ntok(role: str, text: str, first: bool) -> int:
-        return len(message_ids(engine, role, text, first))
+        return len(engine.encode_message(role, text, first).ids)
 
     msgs: list[tuple[str, str, str]] = []
     used, sub, sub_used = 0, 1, 0

@@ -36,14 +36,18 @@ class AttentionContext:
     obs: dict[int, torch.Tensor] = field(default_factory=dict)
     queries: int = 0  # sampled queries per head in this forward
     obs_queries: int = 0  # observation-window queries per head in this forward
+    _rows: dict[int, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict, repr=False)
 
     def rows(self, q: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Query rows to score for a forward of ``q`` queries, and which of them are sampled."""
-        w = min(self.window, q)
-        n = q if self.sample <= 0 else min(self.sample, q)
-        sampled = torch.unique(torch.linspace(q - 1, 0, n).round().long()) if n < q else torch.arange(q)
-        rows = torch.unique(torch.cat([sampled, torch.arange(q - w, q)]))
-        return rows, torch.isin(rows, sampled)
+        """Query rows to score for a forward of ``q`` queries, and which of them are sampled
+        (computed once per forward, shared by every layer)."""
+        if q not in self._rows:
+            w = min(self.window, q)
+            n = q if self.sample <= 0 else min(self.sample, q)
+            sampled = torch.unique(torch.linspace(q - 1, 0, n).round().long()) if n < q else torch.arange(q)
+            rows = torch.unique(torch.cat([sampled, torch.arange(q - w, q)]))
+            self._rows[q] = (rows, torch.isin(rows, sampled))
+        return self._rows[q]
 
 
 def _causal_bool(q: int, t: int, device: torch.device) -> torch.Tensor:

@@ -78,9 +78,13 @@ class KVManager:
         t0 = time.perf_counter()
         if self.policy.uses_lifecycle:
             self._fold_unfolded(engine, budget)
-            if len(engine.table) <= budget:
-                self.compress_s += time.perf_counter() - t0
-                return
+        if len(engine.table) > budget:
+            self._plan_to(engine, budget, why)
+        self.compress_s += time.perf_counter() - t0
+
+    def _plan_to(self, engine, budget: int, why: str) -> None:
+        """Run the policy's plan down to ``budget``, with the newest-slots fallback."""
+        if self.policy.uses_lifecycle:
             self._cap_pinned(engine, budget)
             view = self.view(engine)
             lifecycle.mark_evictable(engine.table, self.policy.scores(view), len(engine.table) - budget)
@@ -91,7 +95,6 @@ class KVManager:
             n = len(engine.table)
             self._apply(engine, CompressionPlan(keep=list(range(n - budget, n)), note="fallback: newest slots"),
                         f"fallback after {self.policy.name}")
-        self.compress_s += time.perf_counter() - t0
 
     def _fold(self, engine, idx: int, subtask: str) -> None:
         """Fold committed subtask ``idx`` into its summary entries (the policy's commit plan)."""

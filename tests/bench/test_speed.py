@@ -12,11 +12,9 @@ from codeagent.bench.speed import SpeedRow, session_messages, speed_command, wri
 
 @pytest.mark.model
 def test_session_messages_fit_the_length(make_engine):
-    from codeagent.bench.runner import message_ids
-
     engine = make_engine()
     msgs = session_messages(engine, 1500)
-    total = sum(len(message_ids(engine, r, t, i == 0)) for i, (r, t, _) in enumerate(msgs))
+    total = sum(len(engine.encode_message(r, t, i == 0).ids) for i, (r, t, _) in enumerate(msgs))
     assert 1400 <= total <= 1500
     assert msgs[1][1].startswith("view Lib/argparse.py 1-") and msgs[2][1].startswith("     1\t")
     assert {s for _, _, s in msgs[1:]} == {"s1", "s2"}
