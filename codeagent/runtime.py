@@ -16,13 +16,25 @@ def settings_from(config: Optional[Path], sets: list[str], model: str | None = N
     return load_settings(config, over)
 
 
+def pull_progress():
+    """Rich progress bars on stderr for ``models.pull`` (bytes, rate and ETA; tensors converted)."""
+    from codeagent.kvcache.pull_display import RichProgress
+
+    return RichProgress()
+
+
 def build_engine(settings, progress: Callable[[str], None] | None = None):
     """Load the model named in ``settings`` (pulling the embedded one on first use) in an engine."""
     from codeagent.kvcache import models
     from codeagent.kvcache.engine import Engine
 
-    spec = settings.model.model
-    if spec in models.EMBEDDED:
-        models.pull(spec, progress=progress)  # no-op when already converted
-    loaded = models.load(spec, settings.model.dtype, settings.model.device)
+    from codeagent.kvcache.catalog import MODELS
+
+    m = settings.model
+    if m.model in MODELS and not models.is_ready(m.model):
+        if progress:
+            progress(f"model {m.model} is not pulled yet: pulling it (once)")
+        with pull_progress() as bars:
+            models.pull(m.model, progress=bars)
+    loaded = models.load(m.model, m.weights, m.device, m.max_memory)
     return Engine(loaded, settings.model, settings.kv)

@@ -42,7 +42,8 @@ class BatchOptions:
     sandbox: str = "auto"
     max_steps: int | None = None
     budget: int | None = None
-    model: str = "smollm2"
+    model: str | None = None
+    """--model, or None for model.model from the settings."""
     config: Path | None = None
     sets: list[str] = field(default_factory=list)
     engine: str | None = None
@@ -198,7 +199,10 @@ def run_batch(tasks: list[Task], opts: BatchOptions) -> dict[str, dict]:
     from rich.console import Console
     from rich.live import Live
 
+    from codeagent.agent.runner import prepare
+
     opts.out.mkdir(parents=True, exist_ok=True)
+    model_name = prepare(opts.config, opts.sets, opts.model, opts.budget, opts.max_steps)[0].model.model
     con = Console(stderr=True)
     rows: dict[str, dict] = {}
     todo: list[Task] = []
@@ -245,7 +249,7 @@ def run_batch(tasks: list[Task], opts: BatchOptions) -> dict[str, dict]:
                         except Exception as exc:  # noqa: BLE001 - one task's failure must not stop the batch
                             update(task.id, {"status": "error", "reason": str(exc).splitlines()[0] if str(exc) else
                                              type(exc).__name__, "took": took})
-                        write_preds(opts.out, tasks, opts.model)
+                        write_preds(opts.out, tasks, model_name)
                         if live is not None:
                             live.update(_table(tasks, rows))
                     if live is not None:
@@ -256,7 +260,7 @@ def run_batch(tasks: list[Task], opts: BatchOptions) -> dict[str, dict]:
                 live.update(_table(tasks, rows))
                 live.stop()
             manager.shutdown()
-    preds = write_preds(opts.out, tasks, opts.model)
+    preds = write_preds(opts.out, tasks, model_name)
     if live is None:
         con.print(_table(tasks, rows))
     con.print(f"preds: {preds}")

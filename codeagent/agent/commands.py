@@ -26,6 +26,10 @@ def _sandbox_kind(value: str) -> str:
     return value
 
 
+MODEL_HELP = ("Embedded name (default qwen-coder-1.5b; `codeagent models list`), a converted model's name, "
+              "an HF model dir, a .gguf file or an HF id. Overrides model.model from --config/--set.")
+
+
 def solve(
     issue: Optional[Path] = typer.Argument(None, help="Markdown file describing the issue (not needed with --resume)."),
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="Repository (or plain folder) to work on."),
@@ -34,7 +38,7 @@ def solve(
     commit: bool = typer.Option(False, "--commit", help="Commit the result on the run's branch."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Most model turns."),
     budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
-    model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where runs live (default <repo>/.codeagent-runs)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the run saved in this trajectory."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
@@ -76,7 +80,7 @@ def solve(
 def repl(
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="Repository (or plain folder) to work on."),
     sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
-    model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
     budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where sessions live (default <repo>/.codeagent-runs)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
@@ -104,7 +108,7 @@ def batch(
     sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Most model turns per task."),
     budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
-    model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
     sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting (repeatable)."),
     engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),

@@ -6,18 +6,25 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from codeagent.kvcache.catalog import DEFAULT_MODEL
+
 
 class ModelConfig(BaseModel):
     """Which model runs and how."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
-    model: str = "smollm2"
-    """Short name of the embedded model, a local HF model directory, a .gguf file, or an HF id."""
-    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
-    """Weight and KV dtype. float32 is exact on CPU; half types halve KV bytes."""
-    device: str = "cpu"
-    """torch device, or 'auto' to let accelerate place a model larger than one device."""
+    model: str = DEFAULT_MODEL
+    """Embedded model (qwen-coder-1.5b, qwen-coder-0.5b, smollm2), a converted model's name from
+    `codeagent models list`, a local HF model directory, a .gguf file, or an HF id."""
+    weights: Literal["auto", "fp32", "bf16", "fp16", "int8"] = "auto"
+    """Weight format: auto (fp32 on CPU, the only format that kept every fix; bf16 on CUDA), fp32,
+    bf16, fp16, or int8 (torch dynamic int8 Linear layers, CPU only, ~4x faster, less skilled).
+    The KV cache has the dtype of the activations (fp32 for fp32 and int8)."""
+    device: str = "auto"
+    """cpu, cuda, cuda:N, or auto (CUDA when present, placed by accelerate's device_map; else cpu)."""
+    max_memory: dict[int | str, str] | None = None
+    """Per-device memory caps passed to accelerate with device=auto, e.g. {0: "20GiB", cpu: "30GiB"}."""
     prefill_chunk: int = Field(1024, ge=16)
     """Tokens per prefill forward pass; only the last logits of a chunk are kept."""
     obs_window: int = Field(32, ge=1)

