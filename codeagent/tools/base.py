@@ -9,6 +9,7 @@ from typing import Any
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 from codeagent.protocols import Observation, Sandbox, Tool
 from codeagent.registry import Registry
+from codeagent.tools import beneath
 
 TOOLS: Registry[Tool] = Registry("tool")
 
@@ -65,7 +66,7 @@ class BaseTool:
                 if a.required and args.get(a.name) in (None, ""):
                     raise ToolError(f"{self.name} needs argument {a.name!r} ({a.meaning})")
             return self.call(args, ctx)
-        except ToolError as e:
+        except (ToolError, beneath.PathRefused) as e:
             return error(str(e))
         except (OSError, UnicodeError, ValueError) as e:
             return error(f"{self.name}: {e}")
@@ -75,18 +76,19 @@ class BaseTool:
         raise ToolError(f"{self.name} does nothing")
 
 
-def resolve_path(ctx: ToolContext, raw: Any, *, write: bool = False) -> Path:
-    """``raw`` resolved inside the workspace (symlinks followed); anything leading outside is refused."""
-    if not isinstance(raw, str) or not raw.strip():
-        raise ToolError("path must be a non-empty string")
-    root = ctx.workspace.resolve()
-    p = Path(raw.strip())
-    resolved = (p if p.is_absolute() else root / p).resolve()
-    if resolved != root and root not in resolved.parents:
-        raise ToolError(f"path {raw!r} is outside the workspace; use a path relative to the repository root")
-    if write and ".git" in resolved.relative_to(root).parts:
+def resolve_path(ctx: ToolContext, raw: Any, *, write: bool = False) -> str:
+    """``raw`` as a normalised path relative to the workspace; absolute paths outside it and ``..`` are refused.
+
+    Only the spelling is checked here: the file itself is opened beneath the workspace by
+    :mod:`codeagent.tools.beneath`, which refuses symlinks leading outside at open time.
+    """
+    try:
+        path = beneath.relative(ctx.workspace, raw)
+    except beneath.PathRefused as e:
+        raise ToolError(str(e)) from None
+    if write and ".git" in path.split("/"):
         raise ToolError(f"path {raw!r} is inside .git; edit the project's files only")
-    return resolved
+    return path
 
 
 def rel(ctx: ToolContext, path: Path) -> str:

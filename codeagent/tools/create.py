@@ -6,7 +6,8 @@ from typing import Any
 
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 from codeagent.protocols import Observation
-from codeagent.tools.base import TOOLS, Arg, BaseTool, ToolContext, ToolError, rel, resolve_path
+from codeagent.tools import beneath
+from codeagent.tools.base import TOOLS, Arg, BaseTool, ToolContext, ToolError, resolve_path
 
 
 @TOOLS.register("create")
@@ -24,14 +25,10 @@ class Create(BaseTool):
         content = args["content"]
         if not isinstance(content, str):
             raise ToolError("content must be text")
-        if path.is_dir():
-            raise ToolError(f"{args['path']} is a directory")
-        existed = path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
+        existed = beneath.write_bytes(ctx.workspace, path, content.encode())
         n = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "overwrote" if existed else "created"
         return Observation(
-            text=f"{verb} {rel(ctx, path)} ({n} lines)", info=SpanInfo(kind=SegmentKind.TOOL_OUTPUT),
-            data={"path": rel(ctx, path), "created": not existed},
+            text=f"{verb} {path} ({n} lines)", info=SpanInfo(kind=SegmentKind.TOOL_OUTPUT),
+            data={"path": path, "created": not existed},
         )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import Any
 
 from codeagent.kvcache.languages import language_for_path
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 from codeagent.protocols import Observation
-from codeagent.tools.base import TOOLS, Arg, BaseTool, ToolContext, ToolError, rel, resolve_path
+from codeagent.tools import beneath
+from codeagent.tools.base import TOOLS, Arg, BaseTool, ToolContext, ToolError, resolve_path
 
 CONTEXT = 3
 
@@ -50,31 +52,32 @@ class Edit(BaseTool):
         search, replace = args["search"], args.get("replace") or ""
         if not isinstance(search, str) or not isinstance(replace, str):
             raise ToolError("search and replace must be text")
-        if not path.is_file():
+        found = beneath.probe(ctx.workspace, path)
+        if found is None:
             raise ToolError(f"no such file: {args['path']} (use create for a new file)")
-        text = path.read_text()
+        text = beneath.read_bytes(ctx.workspace, path).decode()
         count = text.count(search)
         if count == 0:
-            raise ToolError(f"search text not found in {rel(ctx, path)}{_no_match_hint(text, search)}")
+            raise ToolError(f"search text not found in {path}{_no_match_hint(text, search)}")
         if count > 1:
             where, i = [], text.find(search)
             while i >= 0 and len(where) < 10:
                 where.append(str(_line_of(text, i)))
                 i = text.find(search, i + 1)
             raise ToolError(
-                f"search text occurs {count} times in {rel(ctx, path)} (lines {', '.join(where)}); "
+                f"search text occurs {count} times in {path} (lines {', '.join(where)}); "
                 "include more surrounding lines so it matches once"
             )
         i = text.index(search)
         new = text[:i] + replace + text[i + len(search):]
-        path.write_text(new)
+        beneath.write_bytes(ctx.workspace, path, new.encode())
         first = _line_of(new, i)
         last = first + replace.count("\n")
         lines = new.splitlines()
         lo, hi = max(1, first - CONTEXT), min(len(lines), last + CONTEXT)
         snippet = "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
         return Observation(
-            text=f"edited {rel(ctx, path)} (lines {first}-{last} now):\n{snippet}",
-            info=SpanInfo(kind=SegmentKind.FILE_VIEW, language=language_for_path(path)),
-            data={"path": rel(ctx, path), "first_line": first, "last_line": last},
+            text=f"edited {path} (lines {first}-{last} now):\n{snippet}",
+            info=SpanInfo(kind=SegmentKind.FILE_VIEW, language=language_for_path(Path(path))),
+            data={"path": path, "first_line": first, "last_line": last},
         )

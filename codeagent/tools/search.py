@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 from typing import Any
 
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 from codeagent.protocols import Observation
+from codeagent.tools import beneath
 from codeagent.tools.base import SKIP_DIRS, TOOLS, Arg, BaseTool, ToolContext, ToolError, is_binary
 
 MAX_HITS = 100
@@ -18,7 +18,10 @@ MAX_LINE_CHARS = 200
 
 @TOOLS.register("search")
 class Search(BaseTool):
-    """``file:line: text`` for each matching line, skipping .git and dependency folders, capped."""
+    """``file:line: text`` for each matching line, skipping .git and dependency folders, capped.
+
+    Files are opened by directory descriptor without following symlinks; FIFOs, devices and files
+    over ``MAX_FILE_BYTES`` are skipped."""
 
     description = "Search the repository's files for a regex (or plain text); prints file:line: text."
     args = (
@@ -34,27 +37,20 @@ class Search(BaseTool):
             rx = re.compile(pattern)
         except re.error:
             rx = re.compile(re.escape(pattern))
-        root = ctx.workspace.resolve()
         hits: list[str] = []
         total = 0
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-            for name in sorted(filenames):
-                full = os.path.join(dirpath, name)
-                relpath = os.path.relpath(full, root)
-                if glob and not (fnmatch.fnmatch(relpath, glob) or fnmatch.fnmatch(name, glob)):
-                    continue
-                if os.path.islink(full) or os.path.getsize(full) > MAX_FILE_BYTES:
-                    continue
-                with open(full, "rb") as f:
-                    data = f.read()
-                if is_binary(data):
-                    continue
-                for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-                    if rx.search(line):
-                        total += 1
-                        if len(hits) < MAX_HITS:
-                            hits.append(f"{relpath}:{lineno}: {line.strip()[:MAX_LINE_CHARS]}")
+        for relpath, dirfd in beneath.walk_files(ctx.workspace, SKIP_DIRS):
+            name = relpath.rsplit("/", 1)[-1]
+            if glob and not (fnmatch.fnmatch(relpath, glob) or fnmatch.fnmatch(name, glob)):
+                continue
+            data = beneath.read_in_dir(dirfd, name, MAX_FILE_BYTES)
+            if data is None or is_binary(data):
+                continue
+            for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+                if rx.search(line):
+                    total += 1
+                    if len(hits) < MAX_HITS:
+                        hits.append(f"{relpath}:{lineno}: {line.strip()[:MAX_LINE_CHARS]}")
         if not hits:
             text = f"no matches for {pattern!r}" + (f" in {glob}" if glob else "")
         else:

@@ -7,6 +7,8 @@ import re
 import shlex
 from pathlib import Path
 
+from codeagent.tools.beneath import read_text_if_file
+
 PYTEST_CONFIGS = (("pytest.ini", None), ("pyproject.toml", "[tool.pytest"), ("setup.cfg", "[tool:pytest]"),
                   ("tox.ini", "[pytest]"))
 
@@ -22,15 +24,17 @@ def _has_python_tests(root: Path) -> bool:
 
 
 def detect(root: Path) -> tuple[str, str] | None:
-    """``(runner, command)`` for the repository at ``root``, or None when no test set-up is found."""
+    """``(runner, command)`` for the repository at ``root``, or None when no test set-up is found.
+
+    Config files are read beneath ``root`` (no symlink out, no FIFO, bounded size)."""
     for name, marker in PYTEST_CONFIGS:
-        f = root / name
-        if f.is_file() and (marker is None or marker in f.read_text(errors="replace")):
+        text = read_text_if_file(root, name)
+        if text is not None and (marker is None or marker in text):
             return "pytest", "python3 -m pytest -q"
-    pkg = root / "package.json"
-    if pkg.is_file():
+    pkg = read_text_if_file(root, "package.json")
+    if pkg is not None:
         try:
-            if json.loads(pkg.read_text()).get("scripts", {}).get("test"):
+            if json.loads(pkg).get("scripts", {}).get("test"):
                 return "npm", "npm test --silent"
         except (ValueError, AttributeError):
             pass
@@ -41,8 +45,8 @@ def detect(root: Path) -> tuple[str, str] | None:
     if _has_python_tests(root):
         return "pytest", "python3 -m pytest -q"
     for name in ("Makefile", "makefile", "GNUmakefile"):
-        f = root / name
-        if f.is_file() and re.search(r"^test\s*:", f.read_text(errors="replace"), re.M):
+        text = read_text_if_file(root, name)
+        if text is not None and re.search(r"^test\s*:", text, re.M):
             return "make", "make test"
     return None
 

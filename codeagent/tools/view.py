@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from codeagent.kvcache.languages import language_for_path
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 from codeagent.protocols import Observation
-from codeagent.tools.base import SKIP_DIRS, TOOLS, Arg, BaseTool, ToolContext, ToolError, int_arg, is_binary, rel, resolve_path
+from codeagent.tools import beneath
+from codeagent.tools.base import SKIP_DIRS, TOOLS, Arg, BaseTool, ToolContext, ToolError, int_arg, is_binary, resolve_path
 
 
 @TOOLS.register("view")
@@ -23,11 +25,12 @@ class View(BaseTool):
 
     def call(self, args: dict[str, Any], ctx: ToolContext) -> Observation:
         path = resolve_path(ctx, args["path"])
-        if path.is_dir():
-            return self._listing(path, ctx)
-        if not path.exists():
+        found = beneath.probe(ctx.workspace, path)
+        if found is None:
             raise ToolError(f"no such file: {args['path']}")
-        data = path.read_bytes()
+        if found.kind == "dir":
+            return self._listing(path, ctx)
+        data = beneath.read_bytes(ctx.workspace, path)
         if is_binary(data):
             raise ToolError(f"{args['path']} is a binary file ({len(data)} bytes)")
         lines = data.decode("utf-8", errors="replace").splitlines()
@@ -50,18 +53,18 @@ class View(BaseTool):
             shown_to = lineno
         if shown_to < end:
             out.append(f"[... lines {shown_to + 1}-{end} not shown (output limit); view them with start={shown_to + 1}]")
-        text = "\n".join(out) if out else f"[{rel(ctx, path)} is empty]"
-        info = SpanInfo(kind=SegmentKind.FILE_VIEW, language=language_for_path(path))
-        return Observation(text=text, info=info, data={"path": rel(ctx, path), "start": start, "end": shown_to, "lines": len(lines)})
+        text = "\n".join(out) if out else f"[{path} is empty]"
+        info = SpanInfo(kind=SegmentKind.FILE_VIEW, language=language_for_path(Path(path)))
+        return Observation(text=text, info=info, data={"path": path, "start": start, "end": shown_to, "lines": len(lines)})
 
-    def _listing(self, path, ctx: ToolContext) -> Observation:  # noqa: ANN001
+    def _listing(self, path: str, ctx: ToolContext) -> Observation:
         rows: list[str] = []
-        for child in sorted(path.iterdir()):
-            if child.name in SKIP_DIRS:
+        for name, is_dir in beneath.list_dir(ctx.workspace, path):
+            if name in SKIP_DIRS:
                 continue
-            rows.append(rel(ctx, child) + ("/" if child.is_dir() else ""))
+            rows.append((name if path == "." else f"{path}/{name}") + ("/" if is_dir else ""))
             if len(rows) >= 500:
                 rows.append("[... more entries not shown]")
                 break
-        text = "\n".join(rows) or f"[{rel(ctx, path)} is empty]"
-        return Observation(text=text, info=SpanInfo(kind=SegmentKind.TOOL_OUTPUT), data={"path": rel(ctx, path)})
+        text = "\n".join(rows) or f"[{path} is empty]"
+        return Observation(text=text, info=SpanInfo(kind=SegmentKind.TOOL_OUTPUT), data={"path": path})
