@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from codeagent.protocols import Sandbox
     from codeagent.sandbox.config import SandboxConfig
 
-__all__ = ["SANDBOXES", "SandboxConfig", "open_sandbox", "resolve_kind"]
+__all__ = ["SANDBOXES", "SandboxConfig", "open_sandbox", "resolve_kind", "sweep_leftovers"]
 
 
 def __getattr__(name: str) -> Any:
@@ -39,11 +39,37 @@ def resolve_kind(cfg: SandboxConfig) -> tuple[str, str]:
     return ("local", f"no docker daemon: {reason}") if reason else ("docker", "docker daemon answers")
 
 
+def sweep_leftovers(docker: bool = True) -> list[str]:
+    """Remove what dead codeagent processes left: cgroups, sandbox homes and (``docker``) containers."""
+    from codeagent.sandbox import cgroup, local
+
+    removed = [str(p) for p in cgroup.sweep()] + [str(p) for p in local.sweep_homes()]
+    if docker:
+        from codeagent.sandbox.docker_box import sweep
+
+        removed += sweep()
+    return removed
+
+
 def open_sandbox(cfg: SandboxConfig, workspace: Path, ro_paths: Sequence[Path] = ()) -> Sandbox:
-    """A ready sandbox for ``workspace``; ``ro_paths`` are extra read-only mounts for docker."""
+    """A ready sandbox for ``workspace``; ``ro_paths`` are extra read-only mounts for docker.
+
+    Leftovers of dead runs are swept first. ``auto`` uses docker when a daemon answers and the
+    image starts, else local; the local sandbox's ``isolation`` then says why docker was not used.
+    """
+    from codeagent.errors import CodeagentError
     from codeagent.sandbox import docker_box, local
 
-    kind, _ = resolve_kind(cfg)
+    kind, why = resolve_kind(cfg)
+    sweep_leftovers(docker=kind == "docker")
     if kind == "docker":
-        return docker_box.DockerSandbox(cfg, workspace, ro_paths=ro_paths)
-    return local.LocalSandbox(cfg, workspace)
+        try:
+            return docker_box.DockerSandbox(cfg, workspace, ro_paths=ro_paths)
+        except CodeagentError as e:
+            if cfg.kind != "auto":
+                raise
+            why = f"docker could not run ({e})"
+    box = local.LocalSandbox(cfg, workspace)
+    if cfg.kind == "auto":
+        box.isolation = f"{box.isolation} [auto: {why}]"
+    return box

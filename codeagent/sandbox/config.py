@@ -13,8 +13,12 @@ class SandboxConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["auto", "docker", "local"] = "auto"
-    """``docker`` (a container per run), ``local`` (bubblewrap/unshare + rlimits) or ``auto``:
-    docker when a daemon answers a ping quickly, else local."""
+    """``docker`` (a container per run), ``local`` (bubblewrap + cgroup + rlimits) or ``auto``:
+    docker when a daemon answers and the image starts, else local (with a note saying why)."""
+
+    allow_weak: bool = False
+    """Let the local sandbox fall back to ``unshare`` (or nothing) where bubblewrap cannot run. Those
+    protect no file outside the workspace and no host socket; the run's report says so."""
 
     image: str = "codeagent-sandbox:bookworm"
     """Docker image the container runs (build it with ``codeagent sandbox build``)."""
@@ -23,7 +27,8 @@ class SandboxConfig(BaseModel):
     """Default wall-clock limit of one command, in seconds; the whole process tree is killed then."""
 
     memory_bytes: int = Field(4 * 1024**3, gt=0)
-    """Memory limit: the container's limit for docker, the address-space rlimit for local."""
+    """Memory limit of the whole sandbox: the container's limit for docker, a memory cgroup for local
+    (where none can be made, only the per-process address-space rlimit)."""
 
     cpus: float = Field(1.0, gt=0)
     """CPU share for docker (cores); local turns it into a CPU-seconds rlimit per command."""
@@ -36,6 +41,12 @@ class SandboxConfig(BaseModel):
 
     max_file_bytes: int = Field(1024**3, gt=0)
     """Largest file a command may write (local sandbox, RLIMIT_FSIZE)."""
+
+    lifetime_s: float = Field(6 * 3600.0, gt=0)
+    """Docker: the container stops and is removed by itself after this long, even if codeagent was killed."""
+
+    tmp_bytes: int = Field(1024**3, gt=0)
+    """Docker: size of the container's tmpfs /tmp (its root file system is read-only)."""
 
     network: bool = False
     """Allow network access; off by default (network namespace / docker network ``none``)."""

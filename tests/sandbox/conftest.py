@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from codeagent.errors import InputError
 from codeagent.sandbox import SandboxConfig
 from codeagent.sandbox.docker_box import DockerSandbox, docker_unavailable
 from codeagent.sandbox.isolation import choose
@@ -34,13 +35,16 @@ def docker_skip_reason(image: str) -> str | None:
 
 def make_sandbox(kind: str, workspace: Path, **cfg: object) -> LocalSandbox | DockerSandbox:
     """A sandbox of ``kind`` (bwrap, unshare, docker), skipping when this machine lacks it."""
-    config = SandboxConfig(**{**LIMITS, **cfg})
+    config = SandboxConfig(**{**LIMITS, "allow_weak": kind == "unshare", **cfg})
     if kind == "docker":
         reason = docker_skip_reason(config.image)
         if reason:
             pytest.skip(reason)
         return DockerSandbox(config, workspace)
-    iso = choose(kind, workspace, workspace, config.network)
+    try:
+        iso = choose(kind, workspace, workspace, config.network, config.allow_weak)
+    except InputError as e:
+        pytest.skip(f"{kind} unavailable: {e}")
     if iso.kind != kind:
         pytest.skip(f"{kind} unavailable: {iso.note}")
     return LocalSandbox(config, workspace, isolation=kind)
