@@ -115,8 +115,16 @@ def models_rm(name: str = typer.Argument(..., help="Model to delete from the cac
     Console(stderr=True).print(f"removed {name} ({path})", highlight=False)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> None:
-    """Entry point: one-line errors for bad input, exit 130 on Ctrl-C."""
+    """Entry point: one-line errors for bad input, exit 130 on Ctrl-C; SIGTERM and SIGHUP act like Ctrl-C."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGHUP, _interrupt)
     try:
         app(standalone_mode=False)
     except CodeagentError as exc:

@@ -20,6 +20,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+from codeagent.errors import CodeagentError
+
 TIMEOUT_S = 120.0
 
 SAFE_CONFIG: tuple[str, ...] = (
@@ -44,7 +46,7 @@ SAFE_CONFIG: tuple[str, ...] = (
 _TRUSTED: dict[Path, Path] = {}
 
 
-class GitError(Exception):
+class GitError(CodeagentError):
     """A git command failed or timed out; the message is git's own last line."""
 
 

@@ -127,9 +127,37 @@ def _init_worker(opts: BatchOptions, q) -> None:
         _WORKER["engine"] = make_engine(settings)
 
 
+RUN_TOKEN = re.compile(r"[0-9a-f]{6}")
+
+
 def _latest_unfinished(runs: Path, sid: str) -> Path | None:
-    found = sorted(runs.glob(f"{sid}-*/trajectory.json"), key=lambda p: p.stat().st_mtime)
-    return found[-1] if found else None
+    """The newest earlier attempt of exactly task ``sid``: a folder ``<sid>-<6 hex>`` (never another task
+    whose id merely starts with ``sid-``) whose trajectory names that run and has no final result."""
+    found: list[tuple[float, Path]] = []
+    for traj in runs.glob("*/trajectory.json"):
+        name = traj.parent.name
+        if not (name.startswith(f"{sid}-") and RUN_TOKEN.fullmatch(name[len(sid) + 1:])):
+            continue
+        try:
+            data = json.loads(traj.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        result = data.get("result")
+        if data.get("run_id") != name or (result is not None and not _resumable(result)):
+            continue
+        found.append((traj.stat().st_mtime, traj))
+    return max(found)[1] if found else None
+
+
+def _resumable(result: dict) -> bool:
+    from codeagent.agent.trajectory import ResultRecord
+
+    try:
+        return ResultRecord.model_validate(result).resumable()
+    except ValueError:
+        return False
 
 
 def _run_task(task: Task) -> dict[str, Any]:

@@ -72,9 +72,13 @@ def solve(
         extra.append(out.workspace.apply_to_user_tree())
     if out.result.resumable() and resume is None:
         extra.append(f"continue with: codeagent solve --resume {out.trajectory}")
+    if out.sandbox:
+        extra.append(f"sandbox: {out.sandbox}")
     report(Console(), out.result, str(out.trajectory), extra)
     if out.result.status == "interrupted":
         sys.exit(130)
+    if out.result.status == "failed":
+        sys.exit(1)
 
 
 def repl(
@@ -120,4 +124,6 @@ def batch(
     task_list = load_tasks(tasks)
     opts = BatchOptions(out=out.resolve(), workers=workers, sandbox=kind, max_steps=max_steps, budget=budget,
                         model=model, config=config, sets=list(sets), engine=engine)
-    run_batch(task_list, opts)
+    rows = run_batch(task_list, opts)
+    if any(r.get("status") in ("error", "failed") for r in rows.values()):
+        sys.exit(1)

@@ -500,7 +500,11 @@ class Agent:
         self.state.phase = "finish"
         self.ui.phase("finish", self.state.step_index + 1, len(self.traj.plan), str(end))
         tests = self._final_tests()
-        patch = self.workspace.diff() if self.workspace is not None else ""
+        try:
+            patch = self.workspace.diff() if self.workspace is not None else ""
+        except CodeagentError as exc:  # e.g. git failing on a wrecked work tree: the run still ends with a result
+            patch = self.traj.patch
+            self.ui.note(f"cannot compute the final patch ({exc}); keeping the last one")
         self.traj.patch = patch
         patch_path = self.traj_path.parent / "patch.diff"
         patch_path.write_text(patch)

@@ -27,6 +27,7 @@ class RunOutcome:
     trajectory: Path
     workspace: Workspace
     run_id: str
+    sandbox: str = ""  # what the sandbox isolated (a WEAK note when it protected nothing outside the workspace)
 
 
 def prepare(config: Path | None, sets: list[str], model: str | None, budget: int | None = None,
@@ -147,7 +148,12 @@ def solve(engine, settings, cfg: AgentConfig, *, repo: Path | None = None, issue
     if ws.dirty:
         ui.note(f"warning: {ws.repo} has uncommitted changes; the run starts from HEAD ({ws.base[:10]}) "
                 "and leaves your working tree as it is")
-    box = open_sandbox(sandbox_config(settings.extra, sandbox_kind), ws.path, ro_paths=ws.git_dirs())
+    try:
+        box = open_sandbox(sandbox_config(settings.extra, sandbox_kind), ws.path, ro_paths=ws.git_dirs())
+    except BaseException:
+        if resume is None:  # nothing of a run that never started is left behind
+            ws.discard()
+        raise
     try:
         ctx = ToolContext(workspace=ws.path, sandbox=box, max_output_chars=cfg.max_output_chars,
                           command_timeout=cfg.command_timeout_s, test_command=cfg.test_command, base_ref=ws.base)
@@ -159,4 +165,5 @@ def solve(engine, settings, cfg: AgentConfig, *, repo: Path | None = None, issue
             result = agent.run()
     finally:
         box.close()
-    return RunOutcome(result=result, trajectory=traj_path, workspace=ws, run_id=traj.run_id)
+    return RunOutcome(result=result, trajectory=traj_path, workspace=ws, run_id=traj.run_id,
+                      sandbox=getattr(box, "isolation", ""))

@@ -23,6 +23,33 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
+def _pump(proc: subprocess.Popen, out: CappedOutput, deadline: float) -> bool:
+    """Stream the command's output into ``out`` until it exits (plus a grace) or ``deadline``; True if it timed out."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > GRACE_S:
+                return False
+            if now >= deadline:
+                return exited_at is None
+            if not sel.select(timeout=min(0.05, deadline - now)):
+                continue
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return False
+            out.feed(chunk)
+
+
 def run_capped(
     argv: Sequence[str],
     *,
@@ -48,36 +75,14 @@ def run_capped(
     except (OSError, subprocess.SubprocessError) as e:
         return CommandResult(exit_code=127, output=f"cannot start command: {e}", duration_s=time.monotonic() - start)
     assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
-    deadline = start + timeout
-    timed_out = False
-    exited_at: float | None = None
-    with selectors.DefaultSelector() as sel:
-        sel.register(fd, selectors.EVENT_READ)
-        while True:
-            now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > GRACE_S:
-                break
-            if now >= deadline:
-                timed_out = exited_at is None
-                break
-            if not sel.select(timeout=min(0.05, deadline - now)):
-                continue
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                break
-            out.feed(chunk)
-    _kill_group(proc.pid)
-    if kill_extra is not None:
-        kill_extra()
-    proc.stdout.close()
-    code = proc.wait()
+    try:
+        timed_out = _pump(proc, out, start + timeout)
+    finally:  # also on KeyboardInterrupt / SIGTERM: nothing the command started may outlive it
+        _kill_group(proc.pid)
+        if kill_extra is not None:
+            kill_extra()
+        proc.stdout.close()
+        code = proc.wait()
     if timed_out:
         out.feed(f"\n[killed: command ran past its {timeout:g} s timeout]\n".encode())
     return CommandResult(

@@ -26,7 +26,7 @@ def ctx(tmp_path: Path) -> Iterator[ToolContext]:
     git(ws, "init", "-q")
     git(ws, "add", "-A")
     git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    box = LocalSandbox(SandboxConfig(timeout_s=30, max_output_bytes=256 * 1024), ws)
+    box = LocalSandbox(SandboxConfig(timeout_s=30, max_output_bytes=256 * 1024, allow_weak=True), ws)
     yield ToolContext(workspace=ws, sandbox=box, max_output_chars=2000, command_timeout=30)
     box.close()
 
