@@ -7,8 +7,8 @@ there, so host-side git never trusts it:
   the git directory chosen when the workspace was made (kept outside the workspace, where the
   sandbox cannot write); the workspace's own ``.git`` is ignored;
 - every call passes ``-c`` overrides that switch off the settings that start programs (fsmonitor,
-  hooks, pager, external diff, credential and ssh helpers, signing), so even an unregistered or
-  planted repository gets no say;
+  hooks, pager, credential and ssh helpers, signing), and diff-showing commands get
+  ``--no-ext-diff --no-textconv``, so even an unregistered or planted repository gets no say;
 - the environment is rebuilt from scratch: no system or global config, no inherited ``GIT_*``,
   no secrets, no terminal prompts; and every call has a timeout that kills git's process group.
 """
@@ -35,13 +35,17 @@ SAFE_CONFIG: tuple[str, ...] = (
     "core.attributesFile=/dev/null",
     "core.untrackedCache=false",
     "credential.helper=",
-    "diff.external=",
     "commit.gpgSign=false",
     "tag.gpgSign=false",
     "protocol.allow=never",
     "safe.directory=*",
 )
 """``-c`` overrides on every host git call: command-line config outranks the repository's."""
+
+DIFF_COMMANDS = frozenset({"diff", "log", "show", "whatchanged", "format-patch"})
+NO_PROGRAMS = ("--no-ext-diff", "--no-textconv")
+"""Added to commands that can show diffs: ``diff.external`` and textconv drivers run programs
+(an empty ``diff.external`` cannot switch it off: git then tries to run "")."""
 
 _TRUSTED: dict[Path, Path] = {}
 
@@ -97,6 +101,9 @@ def git_argv(cwd: Path, args: tuple[str, ...] | list[str]) -> list[str]:
     if found is not None:
         tree, gdir = found
         argv += [f"--git-dir={gdir}", f"--work-tree={tree}"]
+    args = list(args)
+    if args and args[0] in DIFF_COMMANDS:
+        args[1:1] = [flag for flag in NO_PROGRAMS if flag not in args]
     return [*argv, *args]
 
 

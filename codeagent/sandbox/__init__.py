@@ -71,5 +71,5 @@ def open_sandbox(cfg: SandboxConfig, workspace: Path, ro_paths: Sequence[Path] =
             why = f"docker could not run ({e})"
     box = local.LocalSandbox(cfg, workspace)
     if cfg.kind == "auto":
-        box.isolation = f"{box.isolation} [auto: {why}]"
+        box.isolation = f"{box.isolation}; auto chose local: {why}"
     return box
