@@ -15,7 +15,7 @@ from codeagent.protocols import CommandResult
 from codeagent.sandbox.cgroup import SandboxCgroup
 from codeagent.sandbox.config import SandboxConfig
 from codeagent.sandbox.env import sandbox_env
-from codeagent.sandbox.isolation import choose
+from codeagent.sandbox.isolation import bwrap_prefix, choose
 from codeagent.sandbox.owner import owner_tag
 from codeagent.sandbox.registry import SANDBOXES
 from codeagent.sandbox.run_process import run_capped
@@ -91,7 +91,10 @@ class LocalSandbox:
     def run(self, command: str, timeout: float | None = None) -> CommandResult:
         """Run ``command`` with bash inside the workspace; everything it started is killed when it ends."""
         timeout = float(timeout or self.cfg.timeout_s)
-        argv = [*self._iso.prefix, "bash", "-c", command]
+        prefix = self._iso.prefix
+        if self._iso.kind == "bwrap":  # rebuilt per command: sockets bound since the last one are hidden too
+            prefix = tuple(bwrap_prefix(self.workspace, self._home, self.cfg.network))
+        argv = [*prefix, "bash", "-c", command]
         ooms = self._cgroup.oom_kills() if self._cgroup is not None else 0
         result = run_capped(
             argv, cwd=self.workspace, env=self.env, timeout=timeout,
