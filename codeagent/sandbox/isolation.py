@@ -23,6 +23,9 @@ from codeagent.errors import InputError
 SOCKET_DIRS = ("/run", "/var/run", "/tmp", "/dev", "/proc", "/sys")
 """Folders replaced wholesale inside bwrap (sockets there need no mask)."""
 
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+"""Parts of the sandbox's fresh /proc made read-only (bwrap leaves /proc/sys writable)."""
+
 SECRET_PATHS = (".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".docker", ".kube",
                 ".netrc", ".git-credentials", ".pypirc", ".npmrc", ".cache/huggingface/token")
 """Paths under the host user's home hidden inside bwrap."""
@@ -96,9 +99,11 @@ def _masks(workspace: Path, home: Path) -> list[str]:
 
 
 def bwrap_prefix(workspace: Path, home: Path, network: bool) -> list[str]:
-    """bwrap: / read-only (/sys included), workspace and home read-write, private /tmp and /run,
+    """bwrap: / read-only (/sys and /proc/sys included), workspace and home read-write, private /tmp and /run,
     host sockets and credentials hidden, own pid/ipc/uts (and net) namespaces, no capabilities."""
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for p in PROC_READ_ONLY:  # uid 0 may write sysctls and sysrq without any capability
+        argv += ["--ro-bind-try", p, p]
     argv += _masks(workspace, home)
     argv += ["--bind", str(workspace), str(workspace), "--bind", str(home), str(home)]
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]

@@ -62,17 +62,20 @@ def test_host_unix_sockets_are_out_of_reach(tmp_path: Path) -> None:
     assert r.output.count("blocked") == len(paths + docker), r.output
 
 
-def test_sys_is_read_only_and_the_cgroup_cannot_be_left(tmp_path: Path) -> None:
+def test_sys_and_sysctls_are_read_only_and_the_cgroup_cannot_be_left(tmp_path: Path) -> None:
     need_bwrap()
     box = LocalSandbox(SandboxConfig(timeout_s=20), tmp_path)
     try:
         r = box.run("for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/pids/cgroup.procs "
                     "/sys/fs/cgroup/memory/cgroup.procs; do [ -e $f ] && (echo $$ > $f) 2>&1; done; "
-                    "touch /sys/codeagent-probe 2>&1; echo end")
+                    "touch /sys/codeagent-probe 2>&1; echo end-sys; "
+                    # writing a sysctl's own value back: harmless if it got through, refused when read-only
+                    "f=/proc/sys/kernel/printk_ratelimit; v=$(cat $f); (echo $v > $f) 2>&1; echo end-proc")
     finally:
         box.close()
-    assert "end" in r.output
-    assert "Read-only file system" in r.output, r.output
+    assert "end-sys" in r.output and "end-proc" in r.output
+    sys_part, proc_part = r.output.split("end-sys")
+    assert "Read-only file system" in sys_part and "Read-only file system" in proc_part, r.output
     assert not Path("/sys/codeagent-probe").exists()
 
 
