@@ -6,9 +6,13 @@ The exactness tests run on both architectures the engine ships with: llama (Smol
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 ARCHS = ("llama", "qwen2")
+DEVICE = os.environ.get("CODEAGENT_TEST_DEVICE", "cpu")
+"""Where the model fixtures live: cpu here; scripts/gpu_check.sh sets cuda."""
 
 
 @pytest.fixture(scope="session")
@@ -16,7 +20,7 @@ def loaded():
     """The embedded SmolLM2-135M-Instruct (llama; pulled and converted on first use)."""
     from codeagent.kvcache import models
 
-    return models.load("smollm2", weights="fp32", device="cpu")
+    return models.load("smollm2", weights="fp32", device=DEVICE)
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +30,7 @@ def qwen05():
 
     if not models.is_ready("qwen-coder-0.5b"):
         pytest.skip("qwen-coder-0.5b not pulled (run `codeagent models pull qwen-coder-0.5b`; `make test` does)")
-    return models.load("qwen-coder-0.5b", weights="fp32", device="cpu")
+    return models.load("qwen-coder-0.5b", weights="fp32", device=DEVICE)
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +48,7 @@ def tiny_qwen2(loaded):
                       num_hidden_layers=3, num_attention_heads=6, num_key_value_heads=2, rope_theta=1e6,
                       max_position_embeddings=8192, tie_word_embeddings=True, use_sliding_window=False,
                       eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), bos_token_id=None)
-    model = Qwen2ForCausalLM(cfg).eval()
+    model = Qwen2ForCausalLM(cfg).eval().to(DEVICE)
     with torch.no_grad():  # visible biases, so a path that drops them shows up
         for layer in model.model.layers:
             for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):

@@ -123,6 +123,8 @@ def codeagent_attention(
     t = key.shape[2]
     scale = scaling if scaling is not None else 1.0 / math.sqrt(d)
     bias = ctx.log_count if ctx is not None else None
+    if bias is not None and bias.device != query.device:
+        bias = bias.to(query.device)
     gqa = hq != key.shape[1]
 
     if bias is None:

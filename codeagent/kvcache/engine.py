@@ -153,7 +153,10 @@ class Engine:
         n = len(ids)
         phys = len(self.table) - n
         pos = self.table["pos"][phys:].unsqueeze(0)
-        ctx = attention.AttentionContext(log_count=self.table.log_count(), window=self.model_cfg.obs_window,
+        log_count = self.table.log_count()
+        if log_count is not None:
+            log_count = log_count.to(self.model.device)
+        ctx = attention.AttentionContext(log_count=log_count, window=self.model_cfg.obs_window,
                                          sample=self.model_cfg.stats_queries,
                                          collect=getattr(self.manager.policy, "needs_attention", True))
         with torch.inference_mode():
@@ -174,21 +177,13 @@ class Engine:
         return logits
 
     def _accumulate(self, ctx: attention.AttentionContext) -> None:
-        """Fold this forward's attention mass into the per-slot accumulators."""
+        """Hand this forward's attention mass to the slot table, on the device it was computed on."""
         if not ctx.mass:
             return
-        mass = torch.stack([ctx.mass[i] for i in range(self.n_layers)]).float().cpu()  # [L, H, T]
-        obs = torch.stack([ctx.obs[i] for i in range(self.n_layers)]).float().cpu()
-        decay = self.kv_cfg.attn_decay
-        stats = self.table.stats
-        stats["attn_cum"].add_(mass)
-        stats["attn_dec"].mul_(decay).add_(mass)
-        stats["attn_obs"].copy_(obs).div_(max(ctx.obs_queries, 1))
-        per_slot = mass.mean(dim=(0, 1)) / max(ctx.queries, 1)
-        hot = per_slot > (1.0 / max(len(self.table), 1))
-        cols = self.table.cols
-        cols["hits"].mul_(decay).add_(hot.float())
-        cols["last_access"][hot] = self.steps
+        dev = ctx.mass[0].device  # layers may sit on several devices (device_map): gather on the first
+        mass = torch.stack([ctx.mass[i].to(dev) for i in range(self.n_layers)]).float()  # [L, H, T]
+        obs = torch.stack([ctx.obs[i].to(dev) for i in range(self.n_layers)]).float()
+        self.table.accumulate(mass, obs, ctx.queries, ctx.obs_queries, self.kv_cfg.attn_decay, self.steps)
 
     def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo) -> None:
         n = len(ids)
@@ -322,7 +317,7 @@ class Engine:
         if self.last_logits is None:
             raise InputError("nothing to continue from: append a prompt first")
         info = info or SpanInfo()
-        gen = torch.Generator().manual_seed(seed) if seed is not None else None
+        gen = torch.Generator(device=self.last_logits.device).manual_seed(seed) if seed is not None else None
         stop = [s for s in (stop or []) if s]
         ids: list[int] = []
         text, emitted = "", 0
@@ -418,7 +413,7 @@ class Engine:
         logits = self._forward(ids, all_logits=True)
         preds = torch.cat([first[None], logits[:-1]])
         logp = torch.log_softmax(preds, dim=-1)
-        target = torch.tensor(ids)
+        target = torch.tensor(ids, device=logp.device)
         lp = logp.gather(1, target[:, None])[:, 0].tolist()
         return lp, preds.argmax(dim=-1).tolist()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,10 +194,17 @@ def load(spec: str = catalog.DEFAULT_MODEL, weights: str = "auto", device: str =
 
 
 def _dynamic_int8(model):
-    """torch's dynamic int8 quantisation of every Linear (weights int8 per tensor, activations at run time)."""
+    """torch's dynamic int8 on the decoder's Linear layers: int8 weights with one scale per output
+    channel, activations quantised per call; the output head stays fp32 (it decides every token)."""
     import torch
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
 
-    return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    head = model.get_output_embeddings()
+    head_names = [name for name, module in model.named_modules() if module is head]
+    spec: dict = {torch.nn.Linear: per_channel_dynamic_qconfig, **{name: None for name in head_names}}
+    with warnings.catch_warnings():  # torch marks its quantised tensor types as deprecated
+        warnings.simplefilter("ignore")
+        return quantize_dynamic(model, spec, dtype=torch.qint8)
 
 
 @dataclass(frozen=True)

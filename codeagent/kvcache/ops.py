@@ -32,8 +32,9 @@ def _layers(cache) -> list:
 def gather(cache, table: SlotTable, idx: torch.Tensor) -> None:
     """Keep slots ``idx`` (ascending) in every layer and in the table."""
     for layer in _layers(cache):
-        layer.keys = layer.keys.index_select(2, idx)
-        layer.values = layer.values.index_select(2, idx)
+        on = idx.to(layer.keys.device)
+        layer.keys = layer.keys.index_select(2, on)
+        layer.values = layer.values.index_select(2, on)
     table.gather(idx)
 
 

@@ -29,6 +29,43 @@ COLUMNS: dict[str, torch.dtype] = {
     "hits": torch.float32,  # decayed count of above-uniform attention (access heat)
 }
 STATS = ("attn_cum", "attn_dec", "attn_obs")  # cumulative, decayed, last forward's window
+DEFERRED = frozenset((*STATS, "hits", "last_access"))
+"""What ``accumulate`` updates: reading any of them first folds the pending forwards in."""
+
+
+class Pending:
+    """Attention statistics of the forwards since the last fold, kept on the device the attention
+    ran on, so a decoded token costs no device-to-host copy. Decays are carried as running scales:
+    after k forwards, ``dec = dec_old * scale + pending``."""
+
+    def __init__(self) -> None:
+        self.cum: torch.Tensor | None = None  # [L, H, T] sum of masses
+        self.dec: torch.Tensor | None = None  # [L, H, T] decayed sum of masses
+        self.obs: torch.Tensor | None = None  # [L, H, T] last forward's window mass / window queries
+        self.hits: torch.Tensor | None = None  # [T] decayed count of above-uniform attention
+        self.last: torch.Tensor | None = None  # [T] latest step with above-uniform attention, -1 none
+        self.scale = 1.0
+
+    @staticmethod
+    def _grow(t: torch.Tensor | None, like: torch.Tensor, fill: float = 0.0) -> torch.Tensor:
+        if t is None:
+            return torch.full_like(like, fill)
+        extra = like.shape[-1] - t.shape[-1]
+        if extra <= 0:
+            return t
+        return torch.cat([t, torch.full((*t.shape[:-1], extra), fill, dtype=t.dtype, device=t.device)], dim=-1)
+
+    def add(self, mass: torch.Tensor, obs: torch.Tensor, queries: int, obs_queries: int, decay: float,
+            step: int) -> None:
+        """Fold one forward's ``[L, H, T]`` masses in (device-side only)."""
+        self.cum = self._grow(self.cum, mass).add_(mass)
+        self.dec = self._grow(self.dec, mass).mul_(decay).add_(mass)
+        self.obs = obs / max(obs_queries, 1)
+        per_slot = mass.mean(dim=(0, 1)) / max(queries, 1)
+        hot = per_slot > (1.0 / max(per_slot.shape[-1], 1))
+        self.hits = self._grow(self.hits, per_slot).mul_(decay).add_(hot.float())
+        self.last = torch.where(hot, step, self._grow(self.last, per_slot.long(), -1))
+        self.scale *= decay
 
 
 class SlotTable:
@@ -44,22 +81,52 @@ class SlotTable:
         self._n = 0
         self._cols: dict[str, torch.Tensor] = {k: torch.empty(0, dtype=v) for k, v in COLUMNS.items()}
         self._stats: dict[str, torch.Tensor] = {k: torch.zeros(layers, heads, 0) for k in STATS}
+        self._pending: Pending | None = None
 
     @property
     def cols(self) -> dict[str, torch.Tensor]:
         """Metadata columns, views of the live rows."""
+        self.fold()
         return {k: v[: self._n] for k, v in self._cols.items()}
 
     @property
     def stats(self) -> dict[str, torch.Tensor]:
         """Attention accumulators ``[layers, heads, slots]``, views of the live rows."""
+        self.fold()
         return {k: v[:, :, : self._n] for k, v in self._stats.items()}
 
     def __len__(self) -> int:
         return self._n
 
     def __getitem__(self, name: str) -> torch.Tensor:
+        if name in DEFERRED:
+            self.fold()
         return self._cols[name][: self._n] if name in self._cols else self._stats[name][:, :, : self._n]
+
+    def accumulate(self, mass: torch.Tensor, obs: torch.Tensor, queries: int, obs_queries: int, decay: float,
+                   step: int) -> None:
+        """Add one forward's attention masses ``[L, H, T]`` (T = the live rows) without leaving their
+        device; they reach the columns at the next read of a statistic (``fold``)."""
+        if mass.shape[-1] != self._n:
+            raise ValueError(f"statistics for {mass.shape[-1]} slots, the table has {self._n}")
+        if self._pending is None:
+            self._pending = Pending()
+        self._pending.add(mass, obs, queries, obs_queries, decay, step)
+
+    def fold(self) -> None:
+        """Move the pending statistics into the columns (one device-to-host copy per fold)."""
+        p, self._pending = self._pending, None
+        if p is None or p.cum is None:
+            return
+        t = p.cum.shape[-1]
+        st = {k: v[:, :, : self._n] for k, v in self._stats.items()}
+        st["attn_cum"][:, :, :t].add_(p.cum.float().cpu())
+        st["attn_dec"].mul_(p.scale)[:, :, :t].add_(p.dec.float().cpu())
+        st["attn_obs"].zero_()[:, :, :t].copy_(p.obs.float().cpu())
+        hits = self._cols["hits"][: self._n]
+        hits.mul_(p.scale)[:t].add_(p.hits.float().cpu())
+        last = self._cols["last_access"][:t]
+        torch.maximum(last, p.last.cpu(), out=last)
 
     def _reserve(self, n: int) -> None:
         cap = self._cols["pos"].shape[0]
@@ -97,6 +164,7 @@ class SlotTable:
 
     def gather(self, idx: torch.Tensor) -> None:
         """Keep rows ``idx`` in that order."""
+        self.fold()
         self._set({k: self[k].index_select(0, idx) for k in COLUMNS},
                   {k: self[k].index_select(2, idx) for k in STATS})
 
@@ -104,6 +172,7 @@ class SlotTable:
                     n_groups: int) -> dict[str, torch.Tensor]:
         """Column values of ``n_groups`` merged rows: counts and statistics summed over members,
         position of each group's last member, other columns from its representative member."""
+        self.fold()
         out: dict[str, torch.Tensor] = {}
         for name in COLUMNS:
             out[name] = self[name].index_select(0, rep).clone()
@@ -120,6 +189,7 @@ class SlotTable:
 
     def replace(self, kept: torch.Tensor, merged: dict[str, torch.Tensor] | None, order: torch.Tensor) -> None:
         """Rows = kept rows followed by merged rows, then permuted by ``order``."""
+        self.fold()
         cols, stats = {}, {}
         for name in COLUMNS:
             col = self[name].index_select(0, kept)

@@ -15,7 +15,7 @@ def _reference(loaded, ids, keep_last=True):
     loaded.model.set_attn_implementation("sdpa")
     try:
         with torch.inference_mode():
-            out = loaded.model(torch.tensor([ids]), logits_to_keep=1 if keep_last else 0)
+            out = loaded.model(torch.tensor([ids], device=loaded.model.device), logits_to_keep=1 if keep_last else 0)
         return out.logits[0].float()
     finally:
         loaded.model.set_attn_implementation("codeagent")
@@ -41,8 +41,8 @@ def test_full_cache_logits_equal_transformers(real_model):
     eng2.append_tokens(ids[:1])
     lp, preds = eng2.score(ids[1:])
     ref_all = _reference(loaded, ids, keep_last=False)
-    ref_lp = torch.log_softmax(ref_all[:-1], -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0]
-    assert torch.allclose(torch.tensor(lp), ref_lp, atol=1e-4)
+    ref_lp = torch.log_softmax(ref_all[:-1], -1).gather(1, torch.tensor(ids[1:], device=ref_all.device)[:, None])[:, 0]
+    assert torch.allclose(torch.tensor(lp), ref_lp.cpu(), atol=1e-4)
     assert preds == ref_all[:-1].argmax(-1).tolist()
 
 
