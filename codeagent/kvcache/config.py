@@ -96,7 +96,7 @@ class KVConfig(BaseModel):
     block_weights: dict[str, float] = Field(default_factory=lambda: {
         "function_signature": 1.0, "class_declaration": 1.0, "decorator": 0.8, "import": 0.8,
         "error": 0.9, "docstring": 0.5, "control_flow": 0.45, "statement": 0.35, "function_body": 0.35,
-        "none": 0.3, "text": 0.3, "comment": 0.15, "log": 0.1,
+        "none": 0.3, "text": 0.3, "tool_call": 0.4, "comment": 0.15, "log": 0.1,
     })
     """Structural weight of each block type (names of BlockType, lower case)."""
     kind_weights: dict[str, float] = Field(default_factory=lambda: {

@@ -1,11 +1,13 @@
-"""Structure tagger: which part of code, log or prose every character of a span is.
+"""Structure tagger: which part of code, log, tool call or prose every character of a span is.
 
 ``StructureTagger.intervals`` cuts a span's text into char intervals, each with a ``TokenTag``
 (block type, block id, nesting depth, boundary flag); ``tag`` maps a tokenizer's offsets onto
-those intervals. Code is parsed with tree-sitter (per-language tables in ``tagger_rules``), with a
-line/indent heuristic for other languages or badly broken code; tool output and test logs are
-cut into ERROR and LOG lines; prose into TEXT lines; Markdown fences inside any span are parsed
-as code in the fence's language; ``cat -n`` style line-numbered file views are un-numbered first.
+those intervals. Code is found by content in any span (``tagger_content``): Markdown fences,
+numbered views, diff hunks, JSON strings holding a file, raw code runs. It is parsed with
+tree-sitter (per-language tables in ``tagger_rules``), in the language the span, a fence or a
+nearby path names, else the grammar with the fewest parse errors; a line/indent heuristic covers
+other languages or badly broken code. Tool calls in any syntax (``tagger_calls``) are TOOL_CALL,
+test logs and tool output are cut into ERROR and LOG lines, prose into TEXT lines.
 """
 
 from __future__ import annotations
@@ -17,7 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from codeagent.kvcache.languages import language_for_fence
+from codeagent.kvcache.languages import language_for_fence, language_for_path
+from codeagent.kvcache.tagger_calls import call_language, looks_like_test_log, tool_call_spans
+from codeagent.kvcache.tagger_content import (
+    Hunk, JsonString, best_language, code_regions, diff_hunks, json_strings, numbered_rows,
+)
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
 
@@ -186,12 +192,15 @@ _ERROR_LINE = re.compile(
       | error(?:\[\w+\])?:                           # rustc / generic
       | ---\s*FAIL\b | FAIL\b | panic:               # go test
       | npm\s+ERR!
+      | thread\ '[^']*'\ panicked | test\ \S+\ \.\.\.\ FAILED   # cargo
+      | \s*[●✕×]\s | \s*(?:Expected|Received)(?:\ value)?:   # jest
     )""",
     re.VERBOSE,
 )
 _ASSERTION = re.compile(r"\bAssertionError\b")
 # error lines that start a new error block (others continue the error block above them)
-_ERROR_HEAD = re.compile(r"(?:FAILED|ERROR)\b|[^\s:][^:\n]*:\d+(?::\d+)?:|error(?:\[\w+\])?:|---\s*FAIL\b|panic:")
+_ERROR_HEAD = re.compile(r"(?:FAILED|ERROR|FAIL)\b|[^\s:][^:\n]*:\d+(?::\d+)?:|error(?:\[\w+\])?:|---\s*FAIL\b|panic:|"
+                         r"thread '|test \S+ \.\.\. FAILED|\s*●")
 
 
 def _log_plan(text: str, start: int, end: int) -> LinePlan:
@@ -681,7 +690,9 @@ class _CodeRegions:
 
 # ------------------------------------------------------------------------------ span shapes
 _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n`]*\n?$")
-_NUMBERED = re.compile(r" *(\d+)\t")
+CODE_KEYS = frozenset({"content", "file_text", "new_str", "old_str", "code", "source", "text", "new_content",
+                       "patch", "diff", "file_content", "contents"})
+"""JSON keys whose string value is read as code first (any other string is detected by content)."""
 
 
 def _fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
@@ -710,30 +721,100 @@ def _fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
     return [seg for seg in segments if seg[1] > seg[0]]
 
 
-def _numbered_lines(text: str) -> list[tuple[int, int, int]] | None:
-    """For a `cat -n` style view: (line start, code start, line end) per line, or None if not numbered.
+# A row of a prefixed view: (line start, code start or -1, line end, emit); the code of all rows
+# with a code start, joined, is tagged as one text; rows that do not emit only give context.
+Row = tuple[int, int, int, bool]
 
-    Numbered means: at least half the non-blank lines carry a `<spaces><number><tab>` prefix and
-    the numbers increase. A line without the prefix gets code start -1.
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+_PY_CODE_LINE = re.compile(r"\s*(?:(?:async\s+)?def\s|class\s|@|if\s|for\s|while\s|with\s|try:|return\b|\w+\s*=)")
+
+
+def _python_reopen(text: str) -> str:
+    """Headers that reopen the scopes of a Python view starting mid-block ("" when it starts at 0).
+
+    The scopes are the first line's indent and the indents of the statements that follow it up to
+    the first line at column 0; a level holding definitions reopens as a class, others as a def.
     """
-    rows = []
-    numbers = []
-    nonblank = 0
-    for s, e in _line_spans(text, 0, len(text)):
-        m = _NUMBERED.match(text, s, e)
-        if m:
-            numbers.append(int(m.group(1)))
-            rows.append((s, m.end(), e))
-        else:
-            rows.append((s, -1, e))
-        nonblank += not text[s:e].isspace()
-    if not numbers or len(numbers) * 2 < nonblank:
-        return None
-    return rows if all(a < b for a, b in zip(numbers, numbers[1:])) else None
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines or _indent(lines[0]) == 0:
+        return ""
+    first = _indent(lines[0])
+    levels: dict[int, bool] = {first: False}  # indent -> holds definitions
+    for ln in lines:
+        ind = _indent(ln)
+        if ind == 0:
+            break
+        if ind <= first and _PY_CODE_LINE.match(ln):
+            levels[ind] = levels.get(ind, False) or bool(re.match(r"\s*(?:async\s+def|def|class)\s|\s*@", ln))
+    bodies = sorted(levels)
+    heads = [0] + bodies[:-1]
+    return "".join(" " * h + ("class _:" if levels[b] else "def _():") + "\n" for h, b in zip(heads, bodies))
+
+
+def _python_wraps(text: str) -> list[tuple[str, str]]:
+    """(prefix, suffix) pairs to try when parsing a Python view: reopened scopes; with an odd number
+    of triple quotes, the view either starts inside a string (open one first) or ends inside one
+    (close it after); then nothing."""
+    reopen = _python_reopen(text)
+    out = [(reopen, "")]
+    quotes = [q for q in ('"""', "'''") if q in text]
+    if quotes:
+        first = min(quotes, key=text.index)
+        lead = text[: len(text) - len(text.lstrip())].rsplit("\n", 1)[-1]
+        opened, closed = (reopen + lead + first + "\n", ""), (reopen, "\n" + first + "\n")
+        if text.count(first) % 2:
+            out = [opened, closed]
+        elif reopen:  # a view from the middle of a file may start and end inside strings
+            out.append((opened[0], closed[1]))
+    if reopen:
+        out.append(("", ""))
+    return out
+
+
+_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//[^\n]*')
+_BRACE_OPENERS = {  # (one level, outer of several, inner of several)
+    "javascript": ("function _() {\n", "class X_ {\n", "x_() {\n"),
+    "typescript": ("function _() {\n", "class X_ {\n", "x_() {\n"),
+    "tsx": ("function _() {\n", "class X_ {\n", "x_() {\n"),
+    "java": ("void x_() {\n", "class X_ {\n", "void x_() {\n"),
+    "go": ("func x_() {\n", "func x_() {\n", "{\n"),
+    "rust": ("fn x_() {\n", "impl X_ {\n", "fn x_() {\n"),
+}
+
+
+def _brace_reopen(text: str, language: str) -> str:
+    """Openers for the braces a view starting mid-block closes without opening ("" when none)."""
+    if language not in _BRACE_OPENERS:
+        return ""
+    bare = _QUOTED.sub("", text)
+    depth = low = 0
+    for ch in bare:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            low = min(low, depth)
+    if low == 0:
+        return ""
+    one, outer, inner = _BRACE_OPENERS[language]
+    if -low == 1:
+        return one
+    return outer + inner * (-low - 1)
 
 
 class StructureTagger:
-    """Structural tags for spans of the conversation; block ids stay unique across calls."""
+    """Structural tags for spans of the conversation; block ids stay unique across calls.
+
+    Code is found by content in every span: Markdown fences, line-numbered views (``cat -n``,
+    ``nl``, ``12 | x``), diff hunks (old and new side parsed apart), JSON strings holding a file,
+    and raw code found by line heuristics. The language comes from the span's info, a fence, a
+    path named nearby, or the grammar that parses the code with the fewest errors. Tool calls in
+    any syntax are TOOL_CALL; test logs are found by what the runner prints.
+    """
 
     def __init__(self) -> None:
         self._grammars: dict[str, _Grammar | None] = {}
@@ -747,73 +828,246 @@ class StructureTagger:
         language = (info.language or "").lower() or None
         language = language_for_fence(language) or language if language else None  # accept "py", "ts"...
         if info.kind in CODE_KINDS or (info.kind == SegmentKind.TOOL_OUTPUT and language is not None):
-            if language in PROSE_LANGUAGES or (language is None and any(seg[3] for seg in _fence_segments(text))):
-                result = self._view(text, lambda code: self._fenced(code, _prose_plan))
-            else:
-                result = self._view(text, lambda code: self.code(code, language))
+            default = "code"
         elif info.kind in LOG_KINDS:
-            result = self._fenced(text, _log_plan)
+            default = "log"
+        elif info.kind == SegmentKind.TOOL_CALL:
+            default = "call"
         else:
-            result = self._fenced(text, _prose_plan)
-        return _normalize(result, len(text))
+            default = "prose"
+        result = self._content(text, language, default)
+        return _normalize(sorted(result, key=itemgetter(0)), len(text))
 
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:
         """One TokenTag per token, from the interval holding the token's first non-space char."""
         return tags_for_offsets(text, offsets, self.intervals(text, info))
 
     # ---------------------------------------------------------------- span shapes
-    def _fenced(self, text: str, prose: Callable[[str, int, int], LinePlan]) -> list[Interval]:
-        """Prose/log lines outside Markdown fences, code inside them."""
+    def _content(self, text: str, language: str | None, default: str) -> list[Interval]:
+        """Any text: tool calls (in prose), then fences, then the shapes of the rest."""
+        if language in PROSE_LANGUAGES:
+            rows = numbered_rows(text)
+            if rows is not None:
+                return self._rows(text, [(s, c, e, True) for s, c, e in rows],
+                                  lambda code: self._content(code, None, "prose"))
+            language, default = None, "prose" if default == "code" else default
+        if default != "code" and looks_like_test_log(text):
+            default = "log"
+        if default in ("prose", "call"):
+            calls = tool_call_spans(text)
+            if not calls and default == "call":
+                return self._call(text)
+            if calls:
+                out: list[Interval] = []
+                pos = 0
+                for s, e in calls:
+                    out.extend(_shift(self._fenced(text[pos:s], language, "prose"), pos))
+                    out.extend(_shift(self._call(text[s:e]), s))
+                    pos = e
+                out.extend(_shift(self._fenced(text[pos:], language, "prose"), pos))
+                return out
+        return self._fenced(text, language, default)
+
+    def _fenced(self, text: str, language: str | None, default: str) -> list[Interval]:
+        """Code inside Markdown fences (in the fence's language, else a path named above it, else
+        the span's), the shapes of everything outside them."""
+        if not text:
+            return []
+        segments = _fence_segments(text)
+        if len(segments) == 1 and not segments[0][3]:
+            return self._shapes(text, language, default)
         out: list[Interval] = []
-        for start, end, info, is_code in _fence_segments(text):
+        for start, end, fence_info, is_code in segments:
+            piece = text[start:end]
             if is_code:
-                out.extend(_shift(self.code(text[start:end], language_for_fence(info or "")), start))
+                lang = language_for_fence(fence_info or "")
+                if lang is None and not (fence_info or "").strip():
+                    lang = self._path_language(text[:start]) or (language if default == "code" else None)
+                out.extend(_shift(self._content(piece, lang, "code"), start))
             else:
-                out.extend(_plan_to_intervals(text, prose(text, start, end), self._alloc))
+                out.extend(_shift(self._shapes(piece, language, "prose" if default == "code" else default), start))
         return out
 
-    def _view(self, text: str, inner: Callable[[str], list[Interval]]) -> list[Interval]:
-        """A file view or code span: un-number `cat -n` lines, tag the rest with ``inner``, map tags back.
+    def _call(self, text: str) -> list[Interval]:
+        """A tool call: TOOL_CALL lines, except code it carries (a non-shell fence, a JSON string
+        argument holding a file)."""
+        segments = _fence_segments(text)
+        if any(is_code and language_for_fence(info or "") != "bash" for _s, _e, info, is_code in segments):
+            out: list[Interval] = []
+            for start, end, info, is_code in segments:
+                piece = text[start:end]
+                if is_code and language_for_fence(info or "") != "bash":
+                    lang = language_for_fence(info or "") or call_language(text[:start])
+                    out.extend(_shift(self._content(piece, lang, "code"), start))
+                else:
+                    out.extend(_shift(self._call_args(piece), start))
+            return out
+        return self._call_args(text)
 
-        Line-number prefixes get the block and depth of their line's code with block type NONE;
-        lines without a number (a header or footer of the view) are TEXT.
+    def _call_args(self, text: str) -> list[Interval]:
+        strings = json_strings(text)
+        lang = call_language(text)
+        out: list[Interval] = []
+        pos = 0
+        for js in strings:
+            out.extend(_shift(self._call_lines(text[pos:js.start]), pos))
+            out.extend(self._json_value(js, lang, "code" if js.key in CODE_KEYS else "prose"))
+            pos = js.end
+        out.extend(_shift(self._call_lines(text[pos:]), pos))
+        return out
+
+    def _call_lines(self, text: str) -> list[Interval]:
+        if not text:
+            return []
+        plan = [(s, e, BlockType.TOOL_CALL, 0, 0) for s, e in _line_spans(text, 0, len(text))]
+        return _plan_to_intervals(text, plan, self._alloc)
+
+    def _json_value(self, js: JsonString, language: str | None, default: str) -> list[Interval]:
+        """Tags of a decoded JSON string, mapped back onto the escaped source chars."""
+        inner = _normalize(sorted(self._content(js.value, language, default), key=itemgetter(0)), len(js.value))
+        return [(js.offsets[s], js.offsets[e], t) for s, e, t in inner if js.offsets[e] > js.offsets[s]]
+
+    def _shapes(self, text: str, language: str | None, default: str) -> list[Interval]:
+        """JSON strings holding files, numbered views, diff hunks, else raw lines."""
+        if not text:
+            return []
+        strings = [js for js in json_strings(text) if js.key is not None]
+        if strings and (default != "code" or text.lstrip()[:1] in ("{", "[")):
+            lang = language or call_language(text)
+            out: list[Interval] = []
+            pos = 0
+            for js in strings:
+                out.extend(_shift(self._lines(text[pos:js.start], None, "log" if default == "log" else "prose"), pos))
+                out.extend(self._json_value(js, lang, "code" if js.key in CODE_KEYS else default))
+                pos = js.end
+            out.extend(_shift(self._lines(text[pos:], None, "log" if default == "log" else "prose"), pos))
+            return out
+        rows = numbered_rows(text)
+        if rows is not None:
+            lang = language or self._path_language(text[: next((s for s, c, _e in rows if c >= 0), 0)])
+            inner = "code" if default in ("code", "prose", "log") else default
+            return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._lines(code, lang, inner))
+        hunks = diff_hunks(text, 0, len(text))
+        if hunks:
+            return self._diff(text, hunks, language, default)
+        return self._lines(text, language, default)
+
+    def _rows(self, text: str, rows: list[Row], inner: Callable[[str], list[Interval]]) -> list[Interval]:
+        """A prefixed view (numbers, diff signs): tag the joined code with ``inner``, map tags back.
+
+        A prefix gets its line's block and depth with block type NONE; rows without code are TEXT.
         """
-        rows = _numbered_lines(text)
-        if rows is None:
-            return inner(text)
-        code = "".join(text[c:e] for _s, c, e in rows if c >= 0)
-        code_ivs = _normalize(inner(code), len(code))
+        code = "".join(text[c:e] for _s, c, e, _emit in rows if c >= 0)
+        code_ivs = _normalize(sorted(inner(code), key=itemgetter(0)), len(code)) if code else []
         out: list[Interval] = []
         j = 0
-        pos = 0  # position in the un-numbered code
-        for line_start, code_start, end in rows:
+        pos = 0  # position in the joined code
+        for line_start, code_start, end, emit in rows:
             if code_start < 0:
-                out.extend(_plan_to_intervals(text, _prose_plan(text, line_start, end), self._alloc))
+                if emit:
+                    out.extend(_plan_to_intervals(text, _prose_plan(text, line_start, end), self._alloc))
                 continue
             stop = pos + end - code_start
             while j < len(code_ivs) - 1 and code_ivs[j][1] <= pos:
                 j += 1
-            if code_ivs:
-                line_tag = code_ivs[j][2]
-                _emit(out, line_start, code_start, TokenTag(BlockType.NONE, line_tag.block_id, line_tag.depth))
-            k = j
-            while k < len(code_ivs) and code_ivs[k][0] < stop:
-                s, e, tag = code_ivs[k]
-                _emit(out, code_start + max(s, pos) - pos, code_start + min(e, stop) - pos, tag)
-                k += 1
+            if emit:
+                if code_ivs:
+                    line_tag = code_ivs[j][2]
+                    _emit(out, line_start, code_start,
+                          TokenTag(BlockType.NONE, line_tag.block_id, line_tag.depth))
+                k = j
+                while k < len(code_ivs) and code_ivs[k][0] < stop:
+                    s, e, tag = code_ivs[k]
+                    _emit(out, code_start + max(s, pos) - pos, code_start + min(e, stop) - pos, tag)
+                    k += 1
             pos = stop
         return out
 
+    def _diff(self, text: str, hunks: list[Hunk], language: str | None, default: str) -> list[Interval]:
+        """Diff hunks: new side (context and + lines) and old side (- lines) parsed apart."""
+        out: list[Interval] = []
+        pos = 0
+        for hunk in hunks:
+            first, last = hunk.rows[0][0], hunk.rows[-1][1]
+            out.extend(_shift(self._lines(text[pos:first], None, "log" if default == "log" else "prose"), pos))
+            lang = language_for_path(hunk.path) if hunk.path else None
+            lang = lang or language
+
+            def side(signs: str, emit: str) -> list[Row]:
+                return [(s, s if text[s:e].strip() == "" else s + 1, e, sign in emit)
+                        for s, e, sign in hunk.rows if sign in signs]
+
+            out.extend(self._rows(text, side(" +", " +"), lambda code: self._lines(code, lang, "code")))
+            if any(sign == "-" for _s, _e, sign in hunk.rows):
+                out.extend(self._rows(text, side(" -", "-"), lambda code: self._lines(code, lang, "code")))
+            pos = last
+        out.extend(_shift(self._lines(text[pos:], None, "log" if default == "log" else "prose"), pos))
+        return out
+
+    def _lines(self, text: str, language: str | None, default: str) -> list[Interval]:
+        """Raw lines: code regions (by line heuristics) tagged as code, the rest as ``default`` says."""
+        if not text:
+            return []
+        if default == "log" and looks_like_test_log(text):
+            return _plan_to_intervals(text, _log_plan(text, 0, len(text)), self._alloc)
+        regions = code_regions(text, 0, len(text), whole=default == "code")
+        if default == "code" and not regions:
+            regions = [(0, len(text))]
+        other = _log_plan if default == "log" else _prose_plan
+        out: list[Interval] = []
+        pos = 0
+        for s, e in regions:
+            if s > pos:
+                out.extend(_plan_to_intervals(text, other(text, pos, s), self._alloc))
+            piece = text[s:e]
+            lang = language or self._path_language(text[:s]) or best_language(piece, self._error_share)
+            out.extend(_shift(self.code(piece, lang), s))
+            pos = e
+        if pos < len(text):
+            out.extend(_plan_to_intervals(text, other(text, pos, len(text)), self._alloc))
+        return out
+
+    @staticmethod
+    def _path_language(text: str) -> str | None:
+        """Language of the last path named in ``text`` (a header such as ``[File: a/b.py]``)."""
+        return call_language(text[-400:]) if text else None
+
+    # ---------------------------------------------------------------- code
+    def _error_share(self, code: str, language: str) -> float | None:
+        grammar = self._grammar(language)
+        if grammar is None:
+            return None
+        pre, post = _python_wraps(code)[0] if language == "python" else (_brace_reopen(code, language), "")
+        src = (pre + code + post).encode("utf-8")
+        return _CodeRegions(grammar, src, grammar.parser.parse(src)).error_share()
+
     def code(self, text: str, language: str | None) -> list[Interval]:
-        """Char intervals of a piece of code: tree-sitter when the grammar fits, else the heuristic."""
+        """Char intervals of a piece of code: tree-sitter when the grammar fits, else the heuristic.
+
+        A view that starts inside a block gets synthetic headers reopening its scopes for the
+        parse (dropped from the result), so its first lines are the body they are.
+        """
         grammar = self._grammar(language) if language else None
         if grammar is not None and text.strip():
-            src = text.encode("utf-8")
-            regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
-            if regions.error_share() <= MOSTLY_ERRORS:
+            if language == "python":
+                wraps = _python_wraps(text)
+            else:
+                opener = _brace_reopen(text, language or "")
+                wraps = [(opener, ""), ("", "")] if opener else [("", "")]
+            best = None
+            for pre, post in wraps:
+                src = (pre + text + post).encode("utf-8")
+                regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
+                share = regions.error_share()
+                if best is None or share < best[0] - 1e-9:
+                    best = (share, pre + text + post, src, regions, len(pre))
+            share, full, src, regions, cut = best
+            if share <= MOSTLY_ERRORS:
                 regions.collect()
-                to_char = _byte_to_char(text, src)
-                return [(to_char(s), to_char(e), t) for s, e, t in regions.flatten(self._alloc)]
+                to_char = _byte_to_char(full, src)
+                n = len(text)
+                return [(max(to_char(s) - cut, 0), min(to_char(e) - cut, n), t)
+                        for s, e, t in regions.flatten(self._alloc) if to_char(e) > cut and to_char(s) - cut < n]
         return _plan_to_intervals(text, _heuristic_plan(text, 0, len(text)), self._alloc)
 
     def _grammar(self, language: str) -> _Grammar | None:

@@ -42,6 +42,7 @@ class BlockType(IntEnum):
     LOG = 10
     ERROR = 11
     TEXT = 12
+    TOOL_CALL = 13  # a tool call inside a message, in any syntax
 
 
 class State(IntEnum):

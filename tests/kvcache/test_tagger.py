@@ -442,8 +442,11 @@ def test_tool_output_with_language_is_code(tagger: StructureTagger) -> None:
     text = "def f(x):\n    return x\n"
     ivs = tagger.intervals(text, info(SegmentKind.TOOL_OUTPUT, "python"))
     assert tag_of(text, ivs, "f(x)").block_type == B.FUNCTION_SIGNATURE
+    ivs = tagger.intervals(text, info(SegmentKind.TOOL_OUTPUT))  # found by content, no language given
+    assert tag_of(text, ivs, "f(x)").block_type == B.FUNCTION_SIGNATURE
+    text = "total 8\ndrwxr-xr-x 2 root root 4096 a\n-rw-r--r-- 1 root root  120 setup.py\n"
     ivs = tagger.intervals(text, info(SegmentKind.TOOL_OUTPUT))
-    assert tag_of(text, ivs, "f(x)").block_type == B.LOG
+    assert {t.block_type for _s, _e, t in ivs} == {B.LOG}
 
 
 def test_numbered_file_view_matches_plain(tagger: StructureTagger) -> None:
@@ -526,8 +529,10 @@ def test_fenced_code_in_assistant_text(tokenizer, tagger: StructureTagger) -> No
         assert tag_of(text, ivs, "parse(s").block_type == B.FUNCTION_SIGNATURE
         assert tag_of(text, ivs, "return re").block_type == B.FUNCTION_BODY
         assert tag_of(text, ivs, "Then run").block_type == B.TEXT
-        assert tag_of(text, ivs, "# run them").block_type == B.COMMENT
-        assert tag_of(text, ivs, "pytest -q").block_type == B.STATEMENT
+        # a shell fence in a message is a command the agent runs (mini-swe-agent's tool call)
+        assert tag_of(text, ivs, "~~~bash").block_type == B.TOOL_CALL
+        assert tag_of(text, ivs, "pytest -q").block_type == B.TOOL_CALL
+        assert tag_of(text, ivs, "pytest -q").block_id == tag_of(text, ivs, "# run them").block_id
         assert tag_of(text, ivs, "Sum(xs").block_type == B.FUNCTION_SIGNATURE  # unclosed fence
     toks = token_tags(tokenizer, tagger, text, info(SegmentKind.PLAN))
     assert any(t.block_type == B.FUNCTION_SIGNATURE for _, t in toks)

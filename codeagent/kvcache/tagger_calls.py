@@ -1,0 +1,145 @@
+"""Tool calls, the paths they name and test logs, recognised by content in any agent's syntax.
+
+Calls come as commands (``view X``, ``cat X``, ``sed -n '1,80p' X``, ``open_file X``), function
+calls (``view_file(path="X", start_line=1)``), JSON (``{"name": ..., "arguments": {...}}``,
+``tool_use``/``tool_calls``), XML-ish tags (``<tool_call>``, ``<invoke>``, ``<function=...>``) or
+bare shell commands in a ``bash`` fence after a THOUGHT (mini-swe-agent). Test logs are
+recognised by what pytest, unittest, jest, go test and cargo print, whatever command ran them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from codeagent.kvcache.languages import EXTENSIONS, language_for_path
+
+_EXT = "|".join(sorted((e[1:] for e in EXTENSIONS), key=len, reverse=True))
+_PATH = re.compile(rf"(?<![\w/.\-])(/?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_EXT}))(?![\w\-])")
+
+# a call on a line of its own: `name(arg=..., "x", 3)`
+_FUNC_CALL = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)\((?:\s*\)|\s*(?:[A-Za-z_]\w*\s*=|[\"'\d\[{]).*\))[ \t]*;?[ \t]*$",
+                        re.MULTILINE | re.DOTALL)
+_XML_CALL = re.compile(
+    r"<(tool_call|function_calls?|invoke|tool_use|antml:invoke|execute_\w+|bash|command|action|function=[\w.\-]+)"
+    r"\b[^>]*>.*?</(?:\1|function|invoke|tool_call|function_calls?)>",
+    re.DOTALL,
+)
+_SHELL_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console|zsh)[ \t]*\n.*?^[ \t]*\1[ \t]*$",
+                          re.MULTILINE | re.DOTALL)
+_COMMAND_LINE = re.compile(
+    r"^[ \t]*(?:\$ |>>> |(?:ACTION|Action|COMMAND|Command):\s*)?"
+    r"(?:view|open|open_file|cat|nl|sed|head|tail|less|grep|rg|find|ls|cd|python3?|pytest|npm|npx|yarn|node|"
+    r"go|cargo|make|git|echo|pip|search|search_file|search_dir|find_file|edit|create|str_replace_editor|"
+    r"run_tests|bash|submit|finish|goto|scroll_up|scroll_down)\b[^\n]*$",
+    re.MULTILINE,
+)
+_JSON_CALL_KEYS = ("name", "function", "tool", "tool_calls", "tool_use", "arguments", "input", "command", "action")
+
+
+def call_paths(text: str) -> list[str]:
+    """File paths with a known extension that ``text`` names, in order of first mention."""
+    seen: dict[str, None] = {}
+    for m in _PATH.finditer(text):
+        seen.setdefault(m.group(1), None)
+    return list(seen)
+
+
+def call_language(text: str) -> str | None:
+    """Language of the last code path a call names (``sed -n '1,9p' a/b.py`` -> python), or None."""
+    for path in reversed(call_paths(text)):
+        lang = language_for_path(path)
+        if lang is not None:
+            return lang
+    return None
+
+
+def _json_objects(text: str) -> list[tuple[int, int, object]]:
+    """Top-level JSON objects/arrays embedded in ``text``: (start, end, value)."""
+    out: list[tuple[int, int, object]] = []
+    decoder = json.JSONDecoder()
+    pos = 0
+    while True:
+        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
+        if not starts:
+            return out
+        i = min(starts)
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except ValueError:
+            pos = i + 1
+            continue
+        if isinstance(value, (dict, list)) and value:
+            out.append((i, end, value))
+        pos = max(end, i + 1)
+
+
+def _is_json_call(value: object) -> bool:
+    """A JSON tool call: an object (or list of them) naming a tool and its arguments."""
+    if isinstance(value, list):
+        return bool(value) and all(_is_json_call(v) for v in value)
+    if not isinstance(value, dict):
+        return False
+    keys = set(value)
+    if value.get("type") in ("tool_use", "function", "tool_call", "function_call"):
+        return True
+    if "tool_calls" in keys or "function_call" in keys:
+        return True
+    named = bool(keys & {"name", "tool", "function", "action"})
+    return named and bool(keys & {"arguments", "input", "parameters", "args", "params", "command"})
+
+
+def tool_call_spans(text: str) -> list[tuple[int, int]]:
+    """Char ranges of the tool calls in ``text`` (sorted, disjoint): JSON, XML-ish, function-call
+    lines, shell fences and command lines."""
+    found: list[tuple[int, int]] = []
+    for m in _XML_CALL.finditer(text):
+        found.append((m.start(), m.end()))
+    for s, e, value in _json_objects(text):
+        if _is_json_call(value):
+            found.append((s, e))
+    for m in _SHELL_FENCE.finditer(text):
+        found.append((m.start(), m.end()))
+    for m in _FUNC_CALL.finditer(text):
+        line = m.group(0)
+        if line.count("(") == line.count(")") and "\n" not in line.strip():
+            found.append((m.start() + len(line) - len(line.lstrip()), m.end()))
+    if not found and len(text.strip().splitlines()) <= 3:
+        found += [(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end()) for m in _COMMAND_LINE.finditer(text)]
+    found.sort()
+    merged: list[tuple[int, int]] = []
+    for s, e in found:
+        if merged and s < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def looks_like_tool_call(text: str) -> bool:
+    """Whether ``text`` (an assistant message) holds a tool call in any syntax."""
+    return bool(tool_call_spans(text))
+
+
+# --- test logs --------------------------------------------------------------------------------
+
+_TEST_LOG = re.compile(
+    r"""(
+        =+\ test\ session\ starts\ =+ | =+\ FAILURES\ =+ | =+\ short\ test\ summary\ info\ =+    # pytest
+      | ^(?:FAILED|PASSED|ERROR)\ \S+::\S+ | ^\S+::\S+\ (?:PASSED|FAILED|ERROR)
+      | =+\ (?:\d+\ (?:passed|failed|errors?|skipped)[, ]*)+(?:in\ [\d.]+s)?
+      | ^collected\ \d+\ items?
+      | ^Ran\ \d+\ tests?\ in\ [\d.]+s | ^(?:FAIL|ERROR):\ \w+\ \([\w.]+\) | ^FAILED\ \((?:failures|errors)=\d+  # unittest
+      | ^\s*(?:PASS|FAIL)\s+\S+\.(?:[jt]sx?|mjs|cjs)\b | ^Tests:\s+(?:\d+\ \w+,\s*)*\d+\ total | ^\s*[✓✕√×]\s  # jest
+      | ^---\ (?:FAIL|PASS|SKIP):\ \S+\ \([\d.]+s\) | ^=== RUN\s+\S+ | ^(?:ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\)) # go
+      | ^test\ \S+\ \.\.\.\ (?:ok|FAILED|ignored) | ^test\ result:\ (?:ok|FAILED)\. | ^running\ \d+\ tests?$  # cargo
+    )""",
+    re.MULTILINE | re.VERBOSE,
+)
+_TEST_COMMAND = re.compile(r"\b(?:pytest|py\.test|run_tests|unittest|tox|nox|npm (?:run )?test|yarn test|jest|"
+                           r"vitest|mocha|cargo test|go test|mvn test|gradle test|make test)\b")
+
+
+def looks_like_test_log(text: str, call_text: str | None = None) -> bool:
+    """Output of a test run, by what the runner prints (or by the command, when one is given)."""
+    return bool(_TEST_LOG.search(text)) or bool(call_text and _TEST_COMMAND.search(call_text))

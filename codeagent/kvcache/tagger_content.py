@@ -1,0 +1,310 @@
+"""Where code sits in a span, by content: cheap line heuristics, numbering, diffs, JSON strings.
+
+Everything here works on plain text and char offsets and knows nothing about tags: the tagger
+(``tagger.py``) asks which lines are code, which prefix numbers a line, which hunk lines are old
+or new, which JSON string holds a file and what language a piece of code is in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+# ------------------------------------------------------------------------------ line labels
+CODE, WEAK, PROSE, LOG, BLANK = 2, 1, -1, -2, 0
+
+_STRONG = re.compile(
+    r"""^[ \t]*(?:
+        (?:async\s+)?def\s+\w+\s*\( | class\s+\w+\s*[(:{<\s] | (?:from\s+[\w.]+\s+)?import\s+[\w.{*"'(]
+      | @[A-Za-z_][\w.]*(?:\(|\s*$)
+      | (?:export\s+)?(?:default\s+)?(?:async\s+)?function\b\*?\s*\w*\s*\( | (?:const|let|var)\s+[\w{\[]+.*=
+      | (?:export\s+)?(?:interface|type|enum)\s+\w+.*[{=] | module\.exports\b
+      | (?:public|private|protected|static|final|abstract)\s+[\w<>\[\], ]+[({=;]
+      | func\s+(?:\([^)]*\)\s*)?\w+\s*\( | package\s+[\w.]+;?\s*$
+      | (?:pub(?:\([^)]*\))?\s+)?(?:fn|struct|enum|impl|trait|mod|use)\b[^.]*[({;<:]
+      | \#include\s*[<"] | \#!/
+      | (?:return|raise|yield|throw|await)\b(?:\s|;|$) | (?:pass|break|continue)\s*;?\s*$
+      | (?:if|elif|while|for|switch|with|match)\b.*[:{]\s*$ | (?:try|else|finally)\s*[:{]\s*$
+      | (?:except|catch)\b.*[:{]\s*$ | \}\s*(?:else|catch|finally)\b
+      | [}\])]+[;,)]*\s*$
+      | [\w.\[\]'"]+\s*(?:[-+*/%|&^]|<<|>>|//|\*\*)?=(?!=)\s*\S.*
+      | [\w.]+\(.*\)\s*;?\s*$
+    )""",
+    re.VERBOSE,
+)
+_WEAK = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--\s)|[;{}(\[,:]\s*$|^\s+\S")
+_PROSE = re.compile(r"^[ \t]*(?:[-*>] |\d+[.)] )?[A-Za-z][a-z']*(?:,?\s+[`'\"(]?[\w'`\-]+[`'\")]?[,:;]?){3,}[.!?:]?\s*$")
+_CODE_CHARS = re.compile(r"[=(){}\[\];<>]|\w\.\w|\b\w+_\w+\b")
+_LOG_LINE = re.compile(
+    r"""^(?:
+        \s*Traceback\ \(most\ recent\ call\ last\) | \s+File\ "[^"]+",\ line\ \d+ | E\s{2,}\S | _{5,}\ \S | ={5,}
+      | (?:FAILED|PASSED|ERROR|FAIL|PASS|ok)\b\s | [\w/.\-]+::\w+ | collected\ \d+ | platform\ \w+\ --\ Python
+      | \d{4}-\d\d-\d\d[ T]\d\d:\d\d | \[(?:INFO|DEBUG|WARN(?:ING)?|ERROR)\] | (?:INFO|DEBUG|WARNING|ERROR)[: ]
+      | <(?:/?(?:returncode|output|stdout|stderr|exit_code|result))> | \[File:\ | \(\d+\ (?:more\ )?lines?\ (?:above|below)\)
+    )""",
+    re.VERBOSE,
+)
+
+
+def line_label(line: str) -> int:
+    """How a line reads: CODE (strong), WEAK (punctuation or indentation only), PROSE, LOG or BLANK."""
+    if not line.strip():
+        return BLANK
+    if _LOG_LINE.match(line):
+        return LOG
+    if _PROSE.match(line) and not _CODE_CHARS.search(line):
+        return PROSE
+    if _STRONG.match(line):
+        return CODE
+    if _WEAK.search(line):
+        return WEAK
+    return PROSE if len(line.split()) >= 3 else WEAK
+
+
+def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans = []
+    pos = start
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        stop = end if nl < 0 else nl + 1
+        spans.append((pos, stop))
+        pos = stop
+    return spans
+
+
+_TRIPLE = re.compile(r'"""|\'\'\'')
+
+
+def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[tuple[int, int]]:
+    """Char ranges of text[start:end] that hold code, on line boundaries.
+
+    A region starts and ends on a strong code line and runs through code, weak, blank and indented
+    lines and through triple-quoted strings; two prose lines in a row, or a log line, end it. A
+    region needs two code lines, one of them strong. ``whole``: the span is declared code, so
+    everything from the first to the last code line is one region.
+    """
+    spans = _line_spans(text, start, end)
+    labels: list[int] = []
+    in_string = False
+    for s, e in spans:
+        line = text[s:e]
+        label = CODE if in_string and line.strip() else line_label(line)
+        if len(_TRIPLE.findall(line)) % 2:
+            in_string = not in_string
+            label = CODE
+        labels.append(label)
+    if whole:
+        code = [i for i, lab in enumerate(labels) if lab in (CODE, WEAK)]
+        if not code:
+            return []
+        return [(spans[code[0]][0], spans[code[-1]][1])]
+    regions: list[tuple[int, int]] = []
+    i = 0
+    while i < len(spans):
+        if labels[i] != CODE:
+            i += 1
+            continue
+        first, last, strong, lines, prose_run = i, i, 1, 1, 0
+        j = i + 1
+        while j < len(spans):
+            lab = labels[j]
+            line = text[spans[j][0]:spans[j][1]]
+            if lab == LOG:
+                break
+            if lab == PROSE and not line[:1].isspace():
+                prose_run += 1
+                if prose_run >= 2:
+                    break
+            elif lab != BLANK:
+                prose_run = 0
+                lines += 1
+                if lab == CODE:
+                    strong += 1
+                if lab in (CODE, WEAK) or line[:1].isspace():
+                    last = j
+            j += 1
+        if lines >= 2 and strong >= 1:
+            while first > 0 and labels[first - 1] in (WEAK, BLANK) and (not regions or spans[first - 1][0] >= regions[-1][1]):
+                first -= 1  # comments and decorators just above the first statement
+            while labels[first] == BLANK:
+                first += 1
+            regions.append((spans[first][0], spans[last][1]))
+        i = last + 1
+    return regions
+
+
+# ------------------------------------------------------------------------------ numbered lines
+_NUMBERED = re.compile(r" *(\d+)(\t|→| ?\| ?|: ?| {2})")
+
+
+def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
+    """For a line-numbered view (``cat -n``, ``nl``, ``12 | x``, ``12: x``, ``12→x``): (line start,
+    code start, line end) per line, code start -1 for a line without a number; None if not numbered.
+
+    Numbered means: at least half the non-blank lines carry a number and one kind of separator,
+    and the numbers go up; a space-only separator needs three numbered lines.
+    """
+    end = len(text) if end is None else end
+    rows: list[tuple[int, int, int]] = []
+    numbers: list[int] = []
+    seps: dict[str, int] = {}
+    nonblank = 0
+    for s, e in _line_spans(text, start, end):
+        m = _NUMBERED.match(text, s, e)
+        if m:
+            numbers.append(int(m.group(1)))
+            key = m.group(2).strip() or " "
+            seps[key] = seps.get(key, 0) + 1
+            rows.append((s, m.end(), e))
+        else:
+            rows.append((s, -1, e))
+        nonblank += not text[s:e].isspace()
+    if not numbers or len(numbers) * 2 < nonblank or any(a >= b for a, b in zip(numbers, numbers[1:])):
+        return None
+    sep, count = max(seps.items(), key=lambda kv: kv[1])
+    if count * 2 < nonblank or (sep == " " and count < 3):
+        return None
+    return [(s, c, e) if c < 0 or (_NUMBERED.match(text, s, e).group(2).strip() or " ") == sep else (s, -1, e)
+            for s, c, e in rows]
+
+
+# ------------------------------------------------------------------------------ diff hunks
+_HUNK = re.compile(r"@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
+_DIFF_PATH = re.compile(r"^(?:\+\+\+ |--- |diff --git a/\S+ b/|Index: )(?:[ab]/)?(\S+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """A diff hunk's body lines: (line start, end, sign) with sign in ' ', '+', '-'."""
+
+    rows: list[tuple[int, int, str]]
+    path: str | None
+
+
+def diff_hunks(text: str, start: int, end: int) -> list[Hunk]:
+    """The hunks of a unified diff inside text[start:end] (empty when there is none)."""
+    hunks: list[Hunk] = []
+    cur: list[tuple[int, int, str]] | None = None
+    path: str | None = None
+    for s, e in _line_spans(text, start, end):
+        line = text[s:e]
+        m = _DIFF_PATH.match(line)
+        if m and not line.startswith("--- ") or (m and line.startswith("--- ") and cur is None):
+            path = m.group(1) if m.group(1) != "/dev/null" else path
+        if line.startswith("@@") and _HUNK.match(line):
+            if cur:
+                hunks.append(Hunk(cur, path))
+            cur = []
+            continue
+        if cur is not None and line[:1] in (" ", "+", "-") and not line.startswith(("+++ ", "--- a/", "--- /dev")):
+            cur.append((s, e, line[0]))
+        elif cur is not None and line.startswith("\\"):
+            continue
+        elif cur is not None and line.strip() == "":
+            cur.append((s, e, " "))
+        else:
+            if cur:
+                hunks.append(Hunk(cur, path))
+            cur = None
+    if cur:
+        hunks.append(Hunk(cur, path))
+    return hunks
+
+
+# ------------------------------------------------------------------------------ JSON strings
+_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.){40,})"')
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f"}
+_KEY_BEFORE = re.compile(r'"(\w+)"\s*:\s*$')
+
+
+@dataclass(frozen=True)
+class JsonString:
+    """A JSON string literal in the text, decoded, with the source offset of every decoded char."""
+
+    start: int
+    end: int
+    value: str
+    offsets: list[int]
+    """Source offset of each decoded char, plus one past the last (len(value) + 1 entries)."""
+    key: str | None
+
+
+def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: int = 3) -> list[JsonString]:
+    """JSON string literals of text[start:end] that hold at least ``min_lines`` escaped lines."""
+    end = len(text) if end is None else end
+    out: list[JsonString] = []
+    for m in _JSON_STRING.finditer(text, start, end):
+        body_start = m.start(1)
+        raw = m.group(1)
+        if raw.count("\\n") < min_lines - 1:
+            continue
+        chars: list[str] = []
+        offs: list[int] = []
+        i = 0
+        ok = True
+        while i < len(raw):
+            c = raw[i]
+            if c != "\\":
+                chars.append(c)
+                offs.append(body_start + i)
+                i += 1
+                continue
+            nxt = raw[i + 1] if i + 1 < len(raw) else ""
+            if nxt in _ESCAPES:
+                chars.append(_ESCAPES[nxt])
+                offs.append(body_start + i)
+                i += 2
+            elif nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[i + 2:i + 6]):
+                chars.append(chr(int(raw[i + 2:i + 6], 16)))
+                offs.append(body_start + i)
+                i += 6
+            else:
+                ok = False
+                break
+        if not ok:
+            continue
+        offs.append(m.end(1))
+        km = _KEY_BEFORE.search(text, max(start, m.start() - 40), m.start())
+        out.append(JsonString(m.start(1), m.end(1), "".join(chars), offs, km.group(1) if km else None))
+    return out
+
+
+# ------------------------------------------------------------------------------ language guess
+_LANG_HINTS: dict[str, tuple[str, ...]] = {
+    "python": (r"^\s*(?:async\s+)?def \w+\(.*\)(?:\s*->.*)?:\s*$", r"^\s*(?:from [\w.]+ )?import [\w.]+", r"\bself\.",
+               r"^\s*class \w+(?:\(.*\))?:\s*$", r"^\s*elif\b", r"\bNone\b", r":\s*$"),
+    "javascript": (r"\bfunction\b", r"=>", r"^\s*(?:const|let|var) ", r"\brequire\(", r"===", r"\bconsole\.",
+                   r"module\.exports", r";\s*$"),
+    "typescript": (r":\s*(?:string|number|boolean|void|any)\b", r"^\s*(?:export )?interface \w+", r"^\s*(?:export )?type \w+ =",
+                   r"=>", r"^\s*(?:const|let) ", r"^\s*import .* from ['\"]", r";\s*$"),
+    "java": (r"^\s*(?:public|private|protected)\s", r"^\s*import java", r"\bSystem\.out\b", r"^\s*package [\w.]+;",
+             r"\bnew \w+\(", r";\s*$", r"@Override"),
+    "go": (r"^func ", r"^package \w+\s*$", r":=", r"\berr != nil\b", r"\bfmt\.", r"^\s*import \("),
+    "rust": (r"^\s*(?:pub )?fn \w+", r"\blet mut\b", r"^\s*impl\b", r"::", r"&self\b", r"^\s*use [\w:]+", r"->"),
+}
+_HINT_RES = {lang: [re.compile(p, re.MULTILINE) for p in pats] for lang, pats in _LANG_HINTS.items()}
+
+
+def language_candidates(code: str, limit: int = 3) -> list[str]:
+    """Languages whose telltale patterns ``code`` shows, best first (at most ``limit``)."""
+    sample = code[:20_000]
+    scores = {lang: sum(1 for r in res if r.search(sample)) for lang, res in _HINT_RES.items()}
+    ranked = sorted((s, lang) for lang, s in scores.items() if s >= 2)
+    return [lang for _s, lang in reversed(ranked)][:limit]
+
+
+def best_language(code: str, error_share: Callable[[str, str], float | None], limit: int = 3) -> str | None:
+    """Among the likely languages, the grammar that parses ``code`` with the fewest error bytes
+    (``error_share(code, language)`` is None when no grammar is installed); None if none fits."""
+    best: tuple[float, str] | None = None
+    for rank, lang in enumerate(language_candidates(code, limit)):
+        share = error_share(code, lang)
+        if share is None:
+            continue
+        key = share + 0.001 * rank
+        if best is None or key < best[0]:
+            best = (key, lang)
+    if best is None or best[0] > 0.5:
+        return None
+    return best[1]

@@ -1,0 +1,312 @@
+"""Code found by content: raw dumps, numbered views, fences, diffs, JSON strings, mid-function views,
+tool calls in any syntax and test logs of any runner (issue 10, items 1 and 2). No model needed."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from codeagent.kvcache.tagger import StructureTagger
+from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
+from codeagent.kvcache.tagger_content import code_regions, language_candidates, numbered_rows
+from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
+
+B = BlockType
+K = SegmentKind
+SIGNATURES = {B.FUNCTION_SIGNATURE, B.CLASS_DECLARATION}
+SOURCE = Path(textwrap.__file__).read_text()
+LINES = SOURCE.splitlines(keepends=True)
+Intervals = list[tuple[int, int, TokenTag]]
+
+
+@pytest.fixture()
+def tagger() -> StructureTagger:
+    return StructureTagger()
+
+
+def tag_at(ivs: Intervals, pos: int) -> TokenTag:
+    for s, e, t in ivs:
+        if s <= pos < e:
+            return t
+    raise AssertionError(f"position {pos} not covered")
+
+
+def tag_of(text: str, ivs: Intervals, needle: str, nth: int = 0) -> TokenTag:
+    pos = -1
+    for _ in range(nth + 1):
+        pos = text.index(needle, pos + 1)
+    while text[pos].isspace():
+        pos += 1
+    return tag_at(ivs, pos)
+
+
+def covered(text: str, ivs: Intervals) -> None:
+    assert ivs[0][0] == 0 and ivs[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in zip(ivs, ivs[1:]))
+
+
+def definitions(code: str) -> list[tuple[str, BlockType]]:
+    """(name, expected tag) of every def/class of a Python snippet, by ast."""
+    tree = ast.parse(code)
+    return [(n.name, B.CLASS_DECLARATION if isinstance(n, ast.ClassDef) else B.FUNCTION_SIGNATURE)
+            for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def check_python(text: str, code: str, ivs: Intervals) -> None:
+    """Every definition of ``code`` (shown somewhere inside ``text``) is tagged as one."""
+    defs = definitions(code)
+    assert len(defs) >= 3
+    for name, kind in defs:
+        m = re.search(rf"(?:def|class)\s+{name}\b", text)
+        assert m, name
+        assert tag_at(ivs, m.start() + m.group(0).index(name)).block_type == kind, name
+
+
+def same_tags(a_text: str, a_ivs: Intervals, a_start: int, b_text: str, b_ivs: Intervals, b_start: int, n: int) -> None:
+    """The n chars from a_start and b_start carry the same block types, depths and block partition."""
+    ids: dict[int, int] = {}
+    for k in range(n):
+        if a_text[a_start + k].isspace():
+            continue
+        x, y = tag_at(a_ivs, a_start + k), tag_at(b_ivs, b_start + k)
+        assert (x.block_type, x.depth) == (y.block_type, y.depth), (a_text[a_start + k - 20:a_start + k + 20], x, y)
+        assert ids.setdefault(x.block_id, y.block_id) == y.block_id
+
+
+CODE = "".join(LINES[:next(i for i in range(150, len(LINES)) if LINES[i].startswith("    def "))])
+
+
+# ------------------------------------------------------------------------------ shapes
+def test_raw_cat_dump_in_a_user_message_is_python(tagger):
+    text = f"<returncode>0</returncode>\n<output>\n{CODE}</output>"
+    for kind in (K.TEXT, K.TOOL_OUTPUT, K.FILE_VIEW):
+        ivs = tagger.intervals(text, SpanInfo(kind=kind))
+        covered(text, ivs)
+        check_python(text, CODE, ivs)
+        assert tag_of(text, ivs, "<returncode>").block_type in (B.TEXT, B.LOG)
+        assert tag_of(text, ivs, "</output>").block_type in (B.TEXT, B.LOG)
+        assert tag_of(text, ivs, "import re").block_type == B.IMPORT
+    plain = tagger.intervals(CODE, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    same_tags(CODE, plain, 0, text, tagger.intervals(text, SpanInfo(kind=K.TEXT)), text.index(CODE), len(CODE))
+
+
+@pytest.mark.parametrize("fmt", ["{n:>6}\t{line}", "{n:6d}  {line}", "{n:>4} | {line}", "{n}: {line}", "{n:>6}→{line}"])
+def test_numbered_views_of_any_format(tagger, fmt):
+    start, end = 40, 200
+    view = "".join(fmt.format(n=i, line=line) for i, line in enumerate(LINES[start - 1:end], start))
+    assert numbered_rows(view) is not None
+    ivs = tagger.intervals(view, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(view, ivs)
+    found = 0
+    for name, kind in definitions(SOURCE):
+        m = re.search(rf"(?:def|class)\s+{name}\b", view)
+        if m:
+            found += 1
+            assert tag_at(ivs, m.start() + m.group(0).index(name)).block_type == kind, (fmt, name)
+    assert found >= 3
+    assert tag_at(ivs, 0).block_type == B.NONE  # the line number
+
+
+def test_prose_with_numbers_is_not_a_view():
+    assert numbered_rows("1: buy milk\nthen some words here\nand more words\n") is None
+    assert numbered_rows("2019  was a year\n2018  was another\n2020  and this\n") is None  # numbers go down
+    assert numbered_rows("3\tdef\n1\tclass\n2\tother\n") is None
+
+
+def test_aider_style_fence_takes_the_language_from_the_path_above(tagger):
+    text = f"pkg/wrap.py\n```\n{CODE}```\n\nPlease fix the bug in `fill`."
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TEXT))
+    check_python(text, CODE, ivs)
+    assert tag_of(text, ivs, "Please fix").block_type == B.TEXT
+    assert tag_of(text, ivs, "pkg/wrap.py").block_type == B.TEXT
+
+
+def test_diff_hunks_tag_both_sides(tagger):
+    old = LINES[100:190]
+    new = [ln.replace("def _munge_whitespace(self, text):", "def _munge_whitespace(self, text, tabs=8):")
+           for ln in old]
+    at = next(i for i, ln in enumerate(new) if "expandtabs(" in ln)
+    new.insert(at + 1, "        # a new comment line\n")
+    diff = "".join(difflib.unified_diff(old, new, "a/lib/textwrap.py", "b/lib/textwrap.py", n=3))
+    assert "+    def _munge_whitespace(self, text, tabs=8):" in diff
+    text = "diff --git a/lib/textwrap.py b/lib/textwrap.py\n" + diff
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(text, ivs)
+    added = text.index("+    def _munge_whitespace")
+    removed = text.index("-    def _munge_whitespace")
+    assert tag_at(ivs, added + 9).block_type == B.FUNCTION_SIGNATURE
+    assert tag_at(ivs, removed + 9).block_type == B.FUNCTION_SIGNATURE
+    assert tag_at(ivs, added).block_type == B.NONE  # the sign
+    assert tag_of(text, ivs, "# a new comment").block_type == B.COMMENT
+    assert tag_of(text, ivs, "diff --git").block_type in (B.TEXT, B.LOG)
+    assert tag_of(text, ivs, "@@ ").block_type in (B.TEXT, B.LOG)
+
+
+def test_json_string_holding_a_file(tagger):
+    payload = json.dumps({"path": "src/wrap.py", "content": CODE, "lines": 160})
+    for kind in (K.TOOL_OUTPUT, K.TEXT):
+        ivs = tagger.intervals(payload, SpanInfo(kind=kind))
+        covered(payload, ivs)
+        for name, btype in definitions(CODE):
+            m = re.search(rf"(?:def|class)\s+{name}\b", payload)
+            assert tag_at(ivs, m.start() + m.group(0).index(name)).block_type == btype, name
+        assert tag_of(payload, ivs, '"path"').block_type not in SIGNATURES
+    # an OpenAI-style call whose argument writes a file: the call is TOOL_CALL, the file is code
+    call = json.dumps({"type": "function", "function": {"name": "write_file", "arguments": {
+        "path": "a/b.py", "content": "import os\n\ndef build(root, strict=False):\n    return os.path.join(root)\n"}}})
+    ivs = tagger.intervals(call, SpanInfo(kind=K.TEXT))
+    assert tag_of(call, ivs, '"type"').block_type == B.TOOL_CALL
+    assert tag_of(call, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
+
+
+def test_view_starting_mid_function(tagger):
+    full = tagger.intervals(SOURCE, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    split = next(i for i, ln in enumerate(LINES) if "def _split(self, text)" in ln)
+    body = next(i for i in range(split, len(LINES)) if "if self.break_on_hyphens" in LINES[i])
+    for start in (body, split + 12):  # in the body; inside the docstring
+        piece = "".join(LINES[start:start + 150])
+        assert piece.startswith("        ")
+        offset = sum(len(ln) for ln in LINES[:start])
+        first_def = piece.index("\n    def ") + 1
+        for span in (SpanInfo(kind=K.FILE_VIEW, language="python"), SpanInfo(kind=K.TOOL_OUTPUT)):
+            ivs = tagger.intervals(piece, span)
+            covered(piece, ivs)
+            # from the next definition on, the tags match the whole file's
+            same_tags(SOURCE, full, offset + first_def, piece, ivs, first_def, len(piece) - first_def)
+            lead = {tag_at(ivs, k) for k in range(first_def) if not piece[k].isspace()}
+            assert all(t.depth >= 2 and t.block_type not in SIGNATURES for t in lead)
+            if start == body:  # the leading body lines are one block, as deep as in the whole file
+                assert len({t.block_id for t in lead}) == 1
+                same_tags(SOURCE, full, offset, piece, ivs, 0, first_def)
+
+
+BRACE_SNIPPETS = {
+    "javascript": ("    return total + item.price;\n  }, 0);\n}\n\nfunction formatPrice(value, currency = 'EUR') {\n"
+                   "  const rounded = Math.round(value * 100) / 100;\n  return `${rounded} ${currency}`;\n}\n\n"
+                   "module.exports = { formatPrice };\n", "formatPrice(value"),
+    "go": ("\t\treturn nil, err\n\t}\n\treturn out, nil\n}\n\nfunc (s *Store) Get(key string, fallback int) (int, error) {\n"
+           "\tv, ok := s.items[key]\n\tif !ok {\n\t\treturn fallback, nil\n\t}\n\treturn v, nil\n}\n", "Get(key"),
+    "rust": ("        self.items.len()\n    }\n\n    pub fn get(&self, key: &str, fallback: i64) -> i64 {\n"
+             "        let mut v = fallback;\n        if let Some(x) = self.items.get(key) {\n            v = *x;\n"
+             "        }\n        v\n    }\n}\n", "get(&self"),
+    "java": ("        return total;\n    }\n\n    public int lookup(String key, int fallback) {\n"
+             "        Integer v = items.get(key);\n        return v == null ? fallback : v;\n    }\n}\n", "lookup(String"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(BRACE_SNIPPETS))
+def test_brace_languages_mid_block_and_guessed(tagger, language):
+    code, needle = BRACE_SNIPPETS[language]
+    for lang in (language, None):
+        ivs = tagger.intervals(code, SpanInfo(kind=K.FILE_VIEW, language=lang))
+        covered(code, ivs)
+        assert tag_of(code, ivs, needle).block_type == B.FUNCTION_SIGNATURE, (language, lang)
+        first = tag_at(ivs, len(code) - len(code.lstrip()))
+        assert first.block_type not in SIGNATURES and first.depth >= 1, (language, lang, first)
+    assert language in language_candidates(code) or language == "java"
+
+
+def test_real_javascript_file_without_language(tagger):
+    path = Path(__import__("matplotlib").__file__).parent / "backends/web_backend/js/mpl.js" \
+        if __import__("importlib").util.find_spec("matplotlib") else None
+    if path is None or not path.exists():
+        pytest.skip("matplotlib's mpl.js not installed")
+    code = path.read_text()[:20_000]
+    code = code[: code.rindex("\n") + 1]
+    guessed = tagger.intervals(code, SpanInfo(kind=K.TOOL_OUTPUT))
+    named = tagger.intervals(code, SpanInfo(kind=K.FILE_VIEW, language="javascript"))
+    same_tags(code, named, 0, code, guessed, 0, len(code))
+
+
+def test_prose_stays_prose(tagger):
+    text = ("The parser fails when the input is empty. I think `parse()` should return an empty list\n"
+            "instead of raising. Steps to reproduce: call parse with an empty string and look at the\n"
+            "traceback. Thanks for looking into it!\n")
+    ivs = tagger.intervals(text, SpanInfo(kind=K.ISSUE))
+    assert {t.block_type for _s, _e, t in ivs} == {B.TEXT}
+    assert code_regions(text, 0, len(text)) == []
+
+
+# ------------------------------------------------------------------------------ tool calls
+CALLS = {
+    "function": ('view_file(path="pkg/mod.py", start_line=19, end_line=107)', "pkg/mod.py"),
+    "command": ("cat pkg/mod.py", "pkg/mod.py"),
+    "sed": ("sed -n '1,80p' src/lib/util.ts", "src/lib/util.ts"),
+    "open": ("open_file pkg/mod.py 120", "pkg/mod.py"),
+    "json": ('{"name": "read_file", "arguments": {"path": "pkg/mod.py"}}', "pkg/mod.py"),
+    "tool_use": ('{"type": "tool_use", "id": "t1", "name": "str_replace_editor", "input": {"command": "view", '
+                 '"path": "/repo/app/main.go"}}', "/repo/app/main.go"),
+    "tool_calls": ('{"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '
+                   '"{\\"command\\": \\"nl -ba lib/core.rs\\"}"}}]}', "lib/core.rs"),
+    "xml": ("<tool_call>\n<name>view</name>\n<path>pkg/mod.py</path>\n</tool_call>", "pkg/mod.py"),
+    "thought": ("THOUGHT: I need to see the helper first.\n\n```bash\nnl -ba pkg/mod.py | sed -n '10,60p'\n```",
+                "pkg/mod.py"),
+}
+
+
+@pytest.mark.parametrize("style", sorted(CALLS))
+def test_tool_calls_in_any_syntax(tagger, style):
+    text, path = CALLS[style]
+    assert path in call_paths(text)
+    assert call_language(text) == {"py": "python", "ts": "typescript", "go": "go", "rs": "rust"}[path.rsplit(".", 1)[1]]
+    assert tool_call_spans(text)
+    for kind in (K.TEXT, K.TOOL_CALL, K.PLAN):
+        ivs = tagger.intervals(text, SpanInfo(kind=kind))
+        covered(text, ivs)
+        call_pos = text.index(path)
+        assert tag_at(ivs, call_pos).block_type == B.TOOL_CALL, (style, kind)
+    if style == "thought":
+        assert tag_of(text, ivs, "THOUGHT").block_type == B.TEXT
+
+
+def test_plain_sentences_are_not_calls():
+    assert tool_call_spans("I will look at the parser next, then run the tests.") == []
+    assert tool_call_spans("The value is (a, b) and the rest follows.") == []
+
+
+# ------------------------------------------------------------------------------ test logs
+LOGS = {
+    "pytest": ("============================= test session starts ==============================\n"
+               "collected 3 items\n\ntests/test_a.py .F.                                  [100%]\n\n"
+               "=================================== FAILURES ===================================\n"
+               "E       assert 2 == 3\ntests/test_a.py:12: AssertionError\n"
+               "FAILED tests/test_a.py::test_thing - assert 2 == 3\n", "E       assert 2 == 3", "collected 3"),
+    "unittest": (".F.\n======================================================================\n"
+                 "FAIL: test_parse (tests.test_parser.ParserTest)\n"
+                 "----------------------------------------------------------------------\n"
+                 "Traceback (most recent call last):\n  File \"tests/test_parser.py\", line 9, in test_parse\n"
+                 "    self.assertEqual(parse(''), [])\nAssertionError: None != []\n\n"
+                 "----------------------------------------------------------------------\n"
+                 "Ran 3 tests in 0.002s\n\nFAILED (failures=1)\n", "FAIL: test_parse", "Ran 3 tests"),
+    "jest": (" FAIL  src/price.test.js\n  price\n    ✓ rounds (3 ms)\n    ✕ formats with currency (2 ms)\n\n"
+             "  ● price › formats with currency\n\n    Expected: \"1 EUR\"\n    Received: \"1.00 EUR\"\n\n"
+             "Tests:       1 failed, 1 passed, 2 total\n", "● price", "Tests:"),
+    "go": ("=== RUN   TestGet\n--- FAIL: TestGet (0.00s)\n    store_test.go:14: got 0, want 1\nFAIL\n"
+           "FAIL\texample.com/store\t0.003s\n", "--- FAIL", "=== RUN"),
+    "cargo": ("running 2 tests\ntest tests::adds ... ok\ntest tests::gets ... FAILED\n\nfailures:\n\n"
+              "---- tests::gets stdout ----\nthread 'tests::gets' panicked at src/lib.rs:20:9:\n"
+              "assertion `left == right` failed\n\ntest result: FAILED. 1 passed; 1 failed\n",
+              "thread 'tests::gets' panicked", "test tests::adds ... ok"),
+}
+
+
+@pytest.mark.parametrize("runner", sorted(LOGS))
+def test_test_logs_recognised_by_content(tagger, runner):
+    text, error, plain = LOGS[runner]
+    assert looks_like_test_log(text)
+    for kind in (K.TEXT, K.TOOL_OUTPUT):
+        ivs = tagger.intervals(text, SpanInfo(kind=kind))
+        covered(text, ivs)
+        assert tag_of(text, ivs, error).block_type == B.ERROR, (runner, kind)
+        assert tag_of(text, ivs, plain).block_type == B.LOG, (runner, kind)
+
+
+def test_code_is_not_a_test_log():
+    assert not looks_like_test_log(CODE)
+    assert not looks_like_test_log("total 4\n-rw-r--r-- 1 root root 10 a.py\n")
