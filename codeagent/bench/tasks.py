@@ -15,7 +15,9 @@ from typing import Iterable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codeagent.errors import InputError
-from codeagent.kvcache.languages import language_for_fence, language_for_path
+from codeagent.kvcache.languages import language_for_fence
+from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, looks_like_tool_call
+from codeagent.kvcache.tagger_content import code_regions, json_strings, numbered_rows
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -131,14 +133,8 @@ def dump_tasks(tasks: Iterable[Task], path: str | Path) -> Path:
 # --- span kinds -------------------------------------------------------------------------------
 
 _FENCE = re.compile(r"^```([^\n`]*)$", re.MULTILINE)
-_VIEW_CALL = re.compile(r"^\s*(?:view|open|cat|show|read_file)\s+(\S+)")
-_TEST_CALL = re.compile(r"\b(?:pytest|run_tests|unittest|tox|nox|npm test|cargo test|go test)\b")
-_VIEW_LINE = re.compile(r"^\s*\d+\t")
-_TEST_OUTPUT = re.compile(
-    r"(=+ test session starts =+|=+ FAILURES =+|=+ short test summary info =+|"
-    r"^(?:FAILED|PASSED|ERROR) \S+::|\b\d+ (?:passed|failed)\b|^Ran \d+ tests? in )",
-    re.MULTILINE,
-)
+CODE_SHARE = 0.5
+"""A tool result whose code regions cover at least this share of its text is a file view."""
 
 
 def fence_language(text: str) -> str | None:
@@ -148,35 +144,60 @@ def fence_language(text: str) -> str | None:
 
 
 def viewed_path(call_text: str) -> str | None:
-    """The path a ``view path`` style tool call opens, or None."""
-    m = _VIEW_CALL.match(call_text)
-    return m.group(1).rstrip(":,") if m else None
+    """The last file path a tool call names, in any syntax (``view X``, ``cat X``, ``sed -n '1,9p' X``,
+    ``view_file(path="X")``, ``{"path": "X"}``), or None."""
+    paths = call_paths(call_text)
+    return paths[-1] if paths else None
 
 
 def looks_like_file_view(text: str) -> bool:
-    """True when most non-empty lines are line-numbered (``  12\\tcode``)."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return bool(lines) and sum(1 for ln in lines if _VIEW_LINE.match(ln)) >= 0.8 * len(lines)
+    """True for a file's content: line-numbered, or mostly code by content."""
+    if numbered_rows(text) is not None:
+        return True
+    body = text.strip()
+    if not body:
+        return False
+    covered = sum(e - s for s, e in code_regions(text, 0, len(text)))
+    return covered >= CODE_SHARE * len(body)
 
 
-def looks_like_test_log(text: str, call_text: str | None = None) -> bool:
-    """True for the output of a test run (pytest, unittest, ...)."""
-    return bool(call_text and _TEST_CALL.search(call_text)) or bool(_TEST_OUTPUT.search(text))
+def _is_call(seg: Segment) -> bool:
+    return seg.kind == "tool_call" or (seg.role == "assistant" and seg.kind == "text" and looks_like_tool_call(seg.text))
+
+
+def _output_span(seg: Segment, call: str | None) -> tuple[SegmentKind, str | None]:
+    """Kind and language of a tool result (or an observation sent as a user message)."""
+    language = call_language(call) if call else None
+    if looks_like_test_log(seg.text, call):
+        return SegmentKind.TEST_LOG, None
+    strings = [js for js in json_strings(seg.text) if js.key is not None]
+    text = max((js.value for js in strings), key=len) if strings else seg.text
+    if looks_like_file_view(text) or (language is not None and text.strip() and not strings
+                                      and numbered_rows(text) is None and code_regions(text, 0, len(text))):
+        return SegmentKind.FILE_VIEW, language or call_language(seg.text[:400])
+    return SegmentKind.TOOL_OUTPUT, None
 
 
 def segment_kind_to_span(seg: Segment, prev: Segment | None = None, first_user: bool = False) -> SpanInfo:
-    """Map a TASKS.md segment to the SpanInfo the engine appends it with.
+    """Map a TASKS.md segment to the SpanInfo the engine appends it with, by content as much as by
+    its declared kind: a tool call may be written in any syntax, a tool result may come back as a
+    user message (mini-swe-agent), a file may be raw, numbered, fenced or a JSON string.
 
     ``prev`` is the segment just before (a tool call tells what its output is);
     ``first_user`` marks the first user text, which is the issue statement.
     """
     kind: SegmentKind
     language: str | None = None
+    call = prev.text if prev is not None and _is_call(prev) else None
     if seg.kind == "text":
         if seg.role == "system":
             kind = SegmentKind.SYSTEM
         elif seg.role == "user" and first_user:
             kind = SegmentKind.ISSUE
+        elif seg.role in ("user", "tool") and call is not None:
+            kind, language = _output_span(seg, call)
+        elif seg.role == "assistant" and looks_like_tool_call(seg.text):
+            kind = SegmentKind.TOOL_CALL
         else:
             kind = SegmentKind.TEXT
     elif seg.kind == "plan":
@@ -186,14 +207,7 @@ def segment_kind_to_span(seg: Segment, prev: Segment | None = None, first_user: 
     elif seg.kind == "tool_call":
         kind = SegmentKind.TOOL_CALL
     else:
-        call = prev.text if prev is not None and prev.kind == "tool_call" else None
-        path = viewed_path(call) if call else None
-        if path is not None or looks_like_file_view(seg.text):
-            kind, language = SegmentKind.FILE_VIEW, language_for_path(path) if path else None
-        elif looks_like_test_log(seg.text, call):
-            kind = SegmentKind.TEST_LOG
-        else:
-            kind = SegmentKind.TOOL_OUTPUT
+        kind, language = _output_span(seg, call)
     return SpanInfo(kind=kind, subtask=seg.subtask, language=language)
 
 

@@ -154,7 +154,7 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
         m = _NUMBERED.match(text, s, e)
         if m:
             numbers.append(int(m.group(1)))
-            key = m.group(2).strip() or " "
+            key = m.group(2).strip(" ") or " "
             seps[key] = seps.get(key, 0) + 1
             rows.append((s, m.end(), e))
         else:
@@ -165,7 +165,7 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
     sep, count = max(seps.items(), key=lambda kv: kv[1])
     if count * 2 < nonblank or (sep == " " and count < 3):
         return None
-    return [(s, c, e) if c < 0 or (_NUMBERED.match(text, s, e).group(2).strip() or " ") == sep else (s, -1, e)
+    return [(s, c, e) if c < 0 or (_NUMBERED.match(text, s, e).group(2).strip(" ") or " ") == sep else (s, -1, e)
             for s, c, e in rows]
 
 

@@ -142,3 +142,29 @@ def test_span_kinds():
 def test_render_chatml():
     segs = [Segment(role="user", kind="text", text="hi"), Segment(role="tool", kind="tool_output", text="ok")]
     assert render_chatml(segs) == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>tool\nok<|im_end|>\n"
+
+
+def test_span_kinds_of_foreign_sessions():
+    """Calls in any syntax, results sent back as user messages or JSON: kinds and languages by content."""
+    code = "import os\n\n\ndef load(path, strict=False):\n    with open(path) as fh:\n        return fh.read()\n"
+    segs = [
+        Segment(role="system", kind="text", text="You are a helpful assistant that can run bash commands."),
+        Segment(role="user", kind="text", text="Fix the loader."),
+        Segment(role="assistant", kind="text", text="THOUGHT: read it.\n\n```bash\nsed -n '1,40p' src/io/load.py\n```"),
+        Segment(role="user", kind="text", text=f"<returncode>0</returncode>\n<output>\n{code}</output>"),
+        Segment(role="assistant", kind="tool_call", text='view_file(path="src/io/load.py", start_line=1)'),
+        Segment(role="tool", kind="tool_output", text=code),
+        Segment(role="assistant", kind="tool_call", text=json.dumps({"name": "read_file", "arguments": {"path": "a/b.ts"}})),
+        Segment(role="tool", kind="tool_output", text=json.dumps({"content": "export function f(a: number): number {\n"
+                                                                            "  return a + 1;\n}\n\nconst x = f(1);\n"})),
+        Segment(role="assistant", kind="text", text="THOUGHT: run the tests.\n\n```bash\nnpx jest\n```"),
+        Segment(role="user", kind="text", text=" FAIL  src/a.test.ts\n  ✕ adds (2 ms)\n\nTests:       1 failed, 1 total\n"),
+        Segment(role="assistant", kind="text", text="The loader is fine now."),
+    ]
+    spans = task_spans(Task(id="x", family="f", segments=segs, probe={"prompt": "", "target": "a"}))
+    assert [s.kind for s in spans] == [
+        SegmentKind.SYSTEM, SegmentKind.ISSUE, SegmentKind.TOOL_CALL, SegmentKind.FILE_VIEW, SegmentKind.TOOL_CALL,
+        SegmentKind.FILE_VIEW, SegmentKind.TOOL_CALL, SegmentKind.FILE_VIEW, SegmentKind.TOOL_CALL,
+        SegmentKind.TEST_LOG, SegmentKind.TEXT,
+    ]
+    assert [spans[i].language for i in (3, 5, 7)] == ["python", "python", "typescript"]
