@@ -37,19 +37,22 @@ from pydantic import Field
 from codeagent.bench.tasks import Probe, Segment, Task, dump_tasks, render_chatml
 from codeagent.errors import InputError
 
-FAMILIES: tuple[str, ...] = ("signature_recall", "next_line", "session")
+FAMILIES: tuple[str, ...] = ("signature_recall", "next_line", "session", "next_line_raw")
 TOKEN_RANGES: dict[str, tuple[int, int]] = {
     "signature_recall": (1500, 3000),
     "next_line": (1500, 3000),
     "session": (6000, 8000),
+    "next_line_raw": (1500, 3000),
 }
 """Accepted context sizes in tokens per family; a built task always lies inside its range."""
 _AIMS: dict[str, tuple[int, int]] = {
     "signature_recall": (1700, 2800),
     "next_line": (1700, 2800),
     "session": (6300, 7700),
+    "next_line_raw": (1700, 2800),
 }
-_ID_PREFIX = {"signature_recall": "sigrecall", "next_line": "nextline", "session": "session"}
+_ID_PREFIX = {"signature_recall": "sigrecall", "next_line": "nextline", "session": "session",
+              "next_line_raw": "nextraw"}
 _SKIP_DIRS = frozenset({
     "__pycache__", "test", "tests", "testing", "idlelib", "turtledemo", "lib2to3", "ensurepip",
     "pydoc_data", "encodings", "site-packages", "dist-packages", "_vendor", "vendored", "migrations",
@@ -330,12 +333,13 @@ class Writer:
         """Approximate tokens of messages holding these texts."""
         return sum(self.count.many(texts)) + self._overhead * len(texts)
 
-    def line_costs(self, sf: SourceFile) -> list[int]:
-        """Tokens of each line as the view tool renders it (index 0 is line 1)."""
-        if sf.rel not in self._line_costs:
-            rendered = [f"{no:>6}\t{ln}\n" for no, ln in enumerate(sf.lines, start=1)]
-            self._line_costs[sf.rel] = self.count.many(rendered)
-        return self._line_costs[sf.rel]
+    def line_costs(self, sf: SourceFile, raw: bool = False) -> list[int]:
+        """Tokens of each line as the view tool renders it, or as ``cat`` shows it (index 0 is line 1)."""
+        key = f"{sf.rel}:raw" if raw else sf.rel
+        if key not in self._line_costs:
+            rendered = [f"{ln}\n" if raw else f"{no:>6}\t{ln}\n" for no, ln in enumerate(sf.lines, start=1)]
+            self._line_costs[key] = self.count.many(rendered)
+        return self._line_costs[key]
 
     def fit_end(self, sf: SourceFile, start: int, budget: int, at_least: int = 0) -> int | None:
         """Last line of a view from ``start`` whose tokens fit ``budget`` (None if not even ``at_least`` lines)."""
@@ -658,11 +662,18 @@ def _line_statements(sf: SourceFile) -> dict[int, set[str]]:
     return out
 
 
-def build_next_line(w: Writer, lo: int, hi: int) -> tuple[list[Segment], list[str], Probe, dict] | None:
-    """A long file view; the target is the next line, using an identifier from the file's first quarter."""
+_SIGNATURE_LINE = re.compile(r"\s*(?:async\s+def|def|class|@)\b|\s*@")
+
+
+def build_next_line(w: Writer, lo: int, hi: int, raw: bool = False) -> tuple[list[Segment], list[str], Probe, dict] | None:
+    """A long file view; the target is the next line, using an identifier from the file's first quarter.
+
+    ``raw``: the file is a raw ``cat`` dump (no line numbers) and the 20 lines the probe repeats
+    hold no signature-looking line (def, class, decorator), so nothing near the probe points back.
+    """
     sf = w.pool.take()
     w.files.append(sf.rel)
-    costs = w.line_costs(sf)
+    costs = w.line_costs(sf, raw=raw)
     aim_lo, aim_hi = lo, w.rng.randint((lo + hi) // 2, hi)
     user = w.rng.choice([
         f"`{sf.rel}` was cut off during a bad merge. Please continue the code where the view ends.",
@@ -688,6 +699,8 @@ def build_next_line(w: Writer, lo: int, hi: int) -> tuple[list[Segment], list[st
             continue
         if any(ln.strip() == target.strip() for ln in sf.lines[: t - 1]):
             continue
+        if raw and any(_SIGNATURE_LINE.match(ln) for ln in sf.lines[max(0, t - 21): t]):
+            continue
         quarter = (t - 1) // 4
         prompt_words = set().union(*words[max(0, t - 21): t - 1])
         for ident in sorted(used):
@@ -703,8 +716,12 @@ def build_next_line(w: Writer, lo: int, hi: int) -> tuple[list[Segment], list[st
     w.add("system", "text", head[0])
     w.add("user", "text", head[1])
     w.add("assistant", "plan", head[2])
-    w.add("assistant", "tool_call", view_call(sf, 1, t - 1), "s1")
-    w.add("tool", "tool_output", view_text(sf, 1, t - 1), "s1")
+    if raw:
+        w.add("assistant", "tool_call", f"bash sed -n '1,{t - 1}p' {sf.rel}", "s1")
+        w.add("tool", "tool_output", "\n".join(sf.lines[: t - 1]), "s1")
+    else:
+        w.add("assistant", "tool_call", view_call(sf, 1, t - 1), "s1")
+        w.add("tool", "tool_output", view_text(sf, 1, t - 1), "s1")
     tail = "\n".join(sf.lines[max(0, t - 21): t - 1])
     probe = Probe(prompt=f"Continuing `{sf.rel}` from line {max(1, t - 20)}:\n```python\n{tail}\n",
                   target=sf.lines[t - 1])
@@ -713,10 +730,16 @@ def build_next_line(w: Writer, lo: int, hi: int) -> tuple[list[Segment], list[st
     return w.segments, [], probe, meta
 
 
+def build_next_line_raw(w: Writer, lo: int, hi: int) -> tuple[list[Segment], list[str], Probe, dict] | None:
+    """``next_line`` over a raw ``cat`` dump with no signature near the probe."""
+    return build_next_line(w, lo, hi, raw=True)
+
+
 _BUILDERS: dict[str, Callable[[Writer, int, int], tuple[list[Segment], list[str], Probe, dict] | None]] = {
     "signature_recall": build_signature_recall,
     "next_line": build_next_line,
     "session": build_session,
+    "next_line_raw": build_next_line_raw,
 }
 
 
@@ -775,14 +798,24 @@ def summary_line(tasks: Sequence[Task], path: Path) -> str:
     return f"wrote {len(tasks)} tasks to {path}: " + ", ".join(parts)
 
 
-def build_command(out: Path, seed: int, n: int, families: list[str]) -> Path:
-    """What ``codeagent bench build`` runs: build with the embedded tokenizer, write, print a summary."""
+def build_command(out: Path, seed: int, n: int, families: list[str], styles: Sequence[str] = ("own",)) -> Path:
+    """What ``codeagent bench build`` runs: build with the embedded tokenizer, render each task in
+    every style (``own`` alone keeps plain ids and no style), write, print a summary."""
+    from codeagent.bench.styles import STYLES, restyle
+
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
         raise InputError(f"unknown task family {unknown[0]!r} (known: {', '.join(FAMILIES)})")
+    bad = [s for s in styles if s not in STYLES]
+    if bad or not styles:
+        raise InputError(f"unknown style {bad[0]!r} (known: {', '.join(STYLES)})" if bad else "no style given")
     if n < 1:
         raise InputError(f"--n must be at least 1, got {n}")
-    tasks = build_tasks(seed, n, load_default_tokenizer(), families)
+    tokenizer = load_default_tokenizer()
+    tasks = build_tasks(seed, n, tokenizer, families)
+    if list(styles) != ["own"]:
+        count = TokenCounter(tokenizer)
+        tasks = [restyle(t, st, count.segments) for t in tasks for st in styles]
     path = write_tasks(out, tasks)
     print(summary_line(tasks, path))
     return path

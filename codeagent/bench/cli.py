@@ -76,12 +76,15 @@ def build(
     out: Path = typer.Option(..., "--out", help="Task file to write (JSONL)."),
     seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same machine, same tasks)."),
     n: int = typer.Option(8, "--n", min=1, help="Tasks per family."),
-    families: str = typer.Option("signature_recall,next_line,session", "--families", help="Comma-separated families."),
+    families: str = typer.Option("signature_recall,next_line,session", "--families",
+                                 help="Comma-separated families (signature_recall, next_line, session, next_line_raw)."),
+    styles: str = typer.Option("own", "--styles",
+                               help="Comma-separated renderings of every task: own, raw, minisweagent, json, aider."),
 ) -> None:
     """Build tasks from real code on this machine (stdlib and installed packages)."""
     from codeagent.bench.build import build_command
 
-    build_command(out, seed, n, _names(families))
+    build_command(out, seed, n, _names(families), _names(styles))
 
 
 @app.command()

@@ -93,6 +93,8 @@ class Row(BaseModel):
     """Task id from the task file."""
     family: str
     """Task family."""
+    style: str | None = None
+    """Rendering style of the task (``meta.style``: own, raw, minisweagent, json, aider), if named."""
     method: str
     """Policy or peer press name (``full``, ``window``, ``kvpress:snapkv``...)."""
     budget: float

@@ -175,6 +175,44 @@ def summarise(rows: Sequence[Row]) -> list[dict[str, Any]]:
     return [_group_summary(f, m, b, groups[(f, m, b)], full) for f, m, b in keys]
 
 
+def style_summary(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """``summarise`` per rendering style (each row gets a ``style`` key); empty when the rows hold
+    fewer than two styles."""
+    styles = list(dict.fromkeys(r.style or "own" for r in rows))
+    if len(styles) < 2:
+        return []
+    out: list[dict[str, Any]] = []
+    for st in styles:
+        out += [dict(s, style=st) for s in summarise([r for r in rows if (r.style or "own") == st])]
+    return out
+
+
+def style_markdown(by_style: Sequence[dict[str, Any]]) -> list[str]:
+    """Markdown lines: per family, a table of top-1 / log-prob retention, a row per method and
+    budget, a column per style."""
+    if not by_style:
+        return []
+    styles = list(dict.fromkeys(s["style"] for s in by_style))
+    families = list(dict.fromkeys(s["family"] for s in by_style))
+    families.sort(key=lambda f: f == ALL)
+    lines = ["", "## By style", "", "Top-1 retention / log-prob retention against the full cache on the same "
+             "tasks, per rendering style (`n` tasks per style in parentheses)."]
+    cell = {(s["family"], s["style"], s["method"], s["budget"]): s for s in by_style}
+    for fam in families:
+        keys = list(dict.fromkeys((s["method"], s["budget"]) for s in by_style if s["family"] == fam and s["method"] != FULL))
+        counts = {st: max((s["n"] for s in by_style if s["family"] == fam and s["style"] == st), default=0)
+                  for st in styles}
+        lines += ["", f"### {fam}", "", "| method | budget | " + " | ".join(f"{st} ({counts[st]})" for st in styles) + " |",
+                  "|---|---:|" + "---:|" * len(styles)]
+        for method, budget in keys:
+            vals = []
+            for st in styles:
+                c = cell.get((fam, st, method, budget))
+                vals.append("–" if c is None else f"{_fmt(c['ret_top1'], 2)} / {_fmt(c['ret_mean_logprob'], 2)}")
+            lines.append(f"| {method} | {budget:g} | " + " | ".join(vals) + " |")
+    return lines
+
+
 def write_summary_json(summary: Sequence[dict[str, Any]], path: str | Path) -> Path:
     """The summary rows as a JSON list."""
     p = Path(path)
@@ -204,8 +242,10 @@ def _cells(s: dict[str, Any]) -> list[str]:
     return [_fmt(row.get(key), digits) for key, _, digits in _COLUMNS]
 
 
-def write_markdown(summary: Sequence[dict[str, Any]], path: str | Path, commands: Sequence[str]) -> Path:
-    """A markdown report: one table per family, then ``all``, then the commands to reproduce it."""
+def write_markdown(summary: Sequence[dict[str, Any]], path: str | Path, commands: Sequence[str],
+                   by_style: Sequence[dict[str, Any]] = ()) -> Path:
+    """A markdown report: one table per family, then ``all``, the per-style breakdown when the
+    tasks come in several styles, then the commands to reproduce it."""
     lines = [
         "# codeagent bench results",
         "",
@@ -220,6 +260,7 @@ def write_markdown(summary: Sequence[dict[str, Any]], path: str | Path, commands
         lines += ["", f"## {fam}", "", "| " + " | ".join(t for _, t, _ in _COLUMNS) + " |",
                   "|" + "|".join("---" if i == 0 else "---:" for i in range(len(_COLUMNS))) + "|"]
         lines += ["| " + " | ".join(_cells(s)) + " |" for s in part]
+    lines += style_markdown(by_style)
     lines += ["", "## Reproduce", "", "```bash", *commands, "```", ""]
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -323,13 +364,16 @@ def write_reports(rows: Sequence[Row], out: str | Path, commands: Sequence[str],
     (and speed.png with speed rows). Returns them by name."""
     d = Path(out)
     summary = summarise(rows)
+    by_style = style_summary(rows)
     files = {
         "rows_jsonl": write_rows_jsonl(rows, d / "rows.jsonl"),
         "rows_csv": write_csv(rows, d / "rows.csv"),
         "summary_json": write_summary_json(summary, d / "summary.json"),
-        "summary_md": write_markdown(summary, d / "summary.md", commands),
+        "summary_md": write_markdown(summary, d / "summary.md", commands, by_style),
         "retention_png": plot_retention(summary, d / "retention.png"),
     }
+    if by_style:
+        files["by_style_json"] = write_summary_json(by_style, d / "summary_by_style.json")
     if speed_rows:
         files["speed_png"] = plot_speed(speed_rows, d / "speed.png")
     return files

@@ -200,7 +200,8 @@ class TaskRunner:
     kv_base: KVConfig = field(default_factory=KVConfig)
 
     def _row(self, task: Task, method: str, budget: float, n_ctx: int, **values) -> Row:
-        return Row(task_id=task.id, family=task.family, method=method, budget=budget, n_context_tokens=n_ctx, **values)
+        return Row(task_id=task.id, family=task.family, style=task.style, method=method, budget=budget,
+                   n_context_tokens=n_ctx, **values)
 
     def _manager(self, policy: str):
         from codeagent.kvcache.manager import KVManager

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -67,6 +67,15 @@ class Task(BaseModel):
     """Informational context length in tokens; runners recount with their own tokenizer."""
     probe: Probe
     """The probe prompt and target."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Free-form notes on the task (where it came from); ``meta.style`` names the rendering style
+    that reports break results down by."""
+
+    @property
+    def style(self) -> str | None:
+        """The rendering style named in ``meta`` (own, raw, minisweagent, json, aider), or None."""
+        value = self.meta.get("style")
+        return str(value) if value is not None else None
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -161,6 +170,17 @@ def looks_like_file_view(text: str) -> bool:
     return covered >= CODE_SHARE * len(body)
 
 
+def _pasted(text: str) -> bool:
+    """A user message that pastes a file (aider: ``path`` + fence) or a test run's output."""
+    if looks_like_test_log(text):
+        return True
+    fenced = sum(len(m.group(0)) for m in _FENCED.finditer(text))
+    return fenced >= CODE_SHARE * len(text.strip()) > 0
+
+
+_FENCED = re.compile(r"^```[^\n]*\n.*?^```", re.MULTILINE | re.DOTALL)
+
+
 def _is_call(seg: Segment) -> bool:
     return seg.kind == "tool_call" or (seg.role == "assistant" and seg.kind == "text" and looks_like_tool_call(seg.text))
 
@@ -172,6 +192,9 @@ def _output_span(seg: Segment, call: str | None) -> tuple[SegmentKind, str | Non
         return SegmentKind.TEST_LOG, None
     strings = [js for js in json_strings(seg.text) if js.key is not None]
     text = max((js.value for js in strings), key=len) if strings else seg.text
+    fenced = [m.group(0) for m in _FENCED.finditer(text)]
+    if fenced and _pasted(text):
+        return SegmentKind.FILE_VIEW, language or call_language(text) or fence_language(text)
     if looks_like_file_view(text) or (language is not None and text.strip() and not strings
                                       and numbered_rows(text) is None and code_regions(text, 0, len(text))):
         return SegmentKind.FILE_VIEW, language or call_language(seg.text[:400])
@@ -194,7 +217,7 @@ def segment_kind_to_span(seg: Segment, prev: Segment | None = None, first_user: 
             kind = SegmentKind.SYSTEM
         elif seg.role == "user" and first_user:
             kind = SegmentKind.ISSUE
-        elif seg.role in ("user", "tool") and call is not None:
+        elif seg.role in ("user", "tool") and (call is not None or _pasted(seg.text)):
             kind, language = _output_span(seg, call)
         elif seg.role == "assistant" and looks_like_tool_call(seg.text):
             kind = SegmentKind.TOOL_CALL

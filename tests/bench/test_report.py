@@ -137,3 +137,23 @@ def test_rowstore_last_line_without_newline_and_bad_middle_line(tmp_path):
     path.write_text(row("a", "full", 1.0).model_dump_json() + "\n{oops\n" + row("b", "full", 1.0).model_dump_json() + "\n")
     with pytest.raises(InputError, match=r"rows\.jsonl:2: bad result row"):
         RowStore(path)
+
+
+def test_per_style_breakdown(tmp_path):
+    rows = []
+    for style, top in (("own", 1.0), ("raw", 0.5)):
+        for t in ("a", "b"):
+            tid = f"{t}-{style}"
+            rows.append(row(tid, "full", 1.0, style=style, top1=1.0, mean_logprob=-0.5))
+            rows.append(row(tid, "default", 0.25, style=style, top1=top, mean_logprob=-0.5))
+    files = write_reports(rows, tmp_path, ["codeagent bench run ..."])
+    by_style = json.loads(files["by_style_json"].read_text())
+    ret = {(s["style"], s["family"], s["method"]): s["ret_top1"] for s in by_style}
+    assert ret[("own", "signature_recall", "default")] == pytest.approx(1.0)
+    assert ret[("raw", "signature_recall", "default")] == pytest.approx(0.5)
+    md = files["summary_md"].read_text()
+    assert "## By style" in md and "| method | budget | own (2) | raw (2) |" in md
+    assert "| default | 0.25 | 1.00 / 1.00 | 0.50 / 1.00 |" in md
+    # one style only: no breakdown
+    files = write_reports([r for r in rows if r.style == "own"], tmp_path / "one", [])
+    assert "by_style_json" not in files and "## By style" not in files["summary_md"].read_text()

@@ -61,7 +61,8 @@ def test_unknown_fields_ignored_and_roundtrip(tmp_path):
     row["segments"][0]["colour"] = "blue"
     row["probe"]["hint"] = "none"
     [task] = load_tasks(write(tmp_path, [json.dumps(row)]))
-    assert not hasattr(task, "meta")
+    assert not hasattr(task, "extra_top") and not hasattr(task.probe, "hint")
+    assert task.meta == {"file": "x.py"} and task.style is None  # kept only to report by style
     out = dump_tasks([task], tmp_path / "out" / "again.jsonl")
     assert load_tasks(out) == [task]
 

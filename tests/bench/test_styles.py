@@ -1,0 +1,105 @@
+"""Task styles: every family rendered in other agents' conventions keeps its content, probe and
+commits, and the structure is still found by content (issue 10, item 3)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from codeagent.bench import build
+from codeagent.bench.build import TokenCounter, build_tasks
+from codeagent.bench.styles import STYLES, restyle
+from codeagent.bench.tasks import load_tasks, render_chatml, task_spans
+from codeagent.errors import CodeagentError, InputError
+from codeagent.kvcache.tagger import StructureTagger
+from codeagent.kvcache.tags import BlockType, SegmentKind
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    try:
+        return build.load_default_tokenizer()
+    except CodeagentError as exc:
+        pytest.skip(f"embedded tokenizer unavailable: {exc}")
+
+
+@pytest.fixture(scope="module")
+def tasks(tokenizer):
+    return build_tasks(0, 1, tokenizer, families=["signature_recall", "next_line_raw"])
+
+
+def test_every_style_keeps_the_problem(tasks, tokenizer):
+    count = TokenCounter(tokenizer)
+    for task in tasks:
+        for style in STYLES:
+            t = restyle(task, style, count.segments)
+            assert t.meta["style"] == style and t.style == style
+            assert t.id == (task.id if style == "own" else f"{task.id}-{style}")
+            assert t.probe == task.probe and t.commits == task.commits
+            assert {s.subtask for s in t.segments} == {s.subtask for s in task.segments}
+            assert t.n_context_tokens == count(render_chatml(t.segments))
+            context = render_chatml(t.segments)
+            if task.family == "signature_recall":
+                name = task.meta["function"]
+                assert f"def {name}({task.probe.target}" in context.replace('\\"', '"')
+            else:
+                assert task.probe.target not in context
+
+
+def test_styles_speak_their_own_syntax(tasks):
+    task = tasks[0]
+    raw, mini, js, aider = (restyle(task, s) for s in ("raw", "minisweagent", "json", "aider"))
+    assert any(s.text.startswith("view_file(path=") for s in raw.segments)
+    assert not any(re.match(r"\s+\d+\t", s.text) for s in raw.segments if s.kind == "tool_output")
+    assert not any(s.role == "tool" for s in mini.segments)
+    assert any(s.role == "user" and s.text.startswith("<returncode>") for s in mini.segments)
+    assert any("```bash\nsed -n '" in s.text for s in mini.segments)
+    for s in js.segments:
+        if s.kind in ("tool_call", "tool_output"):
+            json.loads(s.text)
+    assert any("<<<<<<< SEARCH" in s.text for s in aider.segments)
+    assert any(s.role == "user" and "```\n" in s.text for s in aider.segments[2:])
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_structure_found_in_every_style(tasks, style):
+    """The viewed target's signature is tagged as one, whatever the style."""
+    task = restyle(tasks[0], style)
+    name = task.meta["function"]
+    spans = task_spans(task)
+    kinds = {s.kind for s in spans}
+    assert SegmentKind.FILE_VIEW in kinds and SegmentKind.TEST_LOG in kinds, style
+    tagger = StructureTagger()
+    for seg, info in zip(task.segments, spans):
+        m = re.search(rf"def {name}\(", seg.text)
+        if m and seg.subtask == "s1":
+            assert info.kind == SegmentKind.FILE_VIEW and info.language == "python", (style, info)
+            ivs = tagger.intervals(seg.text, info)
+            tag = next(t for s, e, t in ivs if s <= m.start() + 4 < e)
+            assert tag.block_type == BlockType.FUNCTION_SIGNATURE, (style, tag)
+            break
+    else:
+        raise AssertionError(f"no view of {name} in style {style}")
+
+
+def test_next_line_raw_has_no_signature_near_the_probe(tasks):
+    task = tasks[1]
+    assert task.family == "next_line_raw"
+    view = task.segments[-1].text
+    assert not re.search(r"^\s+\d+\t", view, re.MULTILINE)  # a raw dump
+    tail = task.probe.prompt.split("```python\n", 1)[1]
+    assert not re.search(r"^\s*(?:(?:async\s+)?def|class)\b|^\s*@", tail, re.MULTILINE)
+    assert re.search(rf"\b{task.meta['identifier']}\b", task.probe.target)
+
+
+def test_build_command_writes_styles(tmp_path, tokenizer, monkeypatch, capsys):
+    monkeypatch.setattr(build, "load_default_tokenizer", lambda: tokenizer)
+    out = build.build_command(tmp_path / "t.jsonl", seed=0, n=1, families=["signature_recall"],
+                              styles=["own", "json"])
+    loaded = load_tasks(out)
+    assert [t.id for t in loaded] == ["sigrecall-0-0000", "sigrecall-0-0000-json"]
+    assert [t.style for t in loaded] == ["own", "json"]
+    with pytest.raises(InputError, match="unknown style 'vim'"):
+        build.build_command(tmp_path / "x.jsonl", seed=0, n=1, families=["signature_recall"], styles=["vim"])
