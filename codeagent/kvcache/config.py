@@ -84,7 +84,13 @@ class KVConfig(BaseModel):
     once the budget needs the room, oldest committed subtask first (pressure: keeps quality the
     budget did not need to give up)."""
     pinned_cap: float = Field(0.5, gt=0.0, le=1.0)
-    """Pinned slots may use at most this share of the budget; past it the oldest are merged."""
+    """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
+    pinned_overflow: Literal["merge_oldest", "release_lowest"] = "merge_oldest"
+    """Past the pinned cap: merge the oldest pinned slots pairwise (merge_oldest), or unpin the
+    lowest-scoring pinned slots so they compete with the rest like any other slot (release_lowest)."""
+    obs_weight: float = Field(0.0, ge=0.0, le=1.0)
+    """Share of the semantic term taken from the last observation window's attention (SnapKV's
+    view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""
     sink_tokens: int = Field(4, ge=0)
     """Attention-sink tokens at the start that every policy keeps."""
     recent_tokens: int = Field(64, ge=0)

@@ -109,12 +109,20 @@ class KVManager:
             self._fold(engine, *self.unfolded.pop(0))
 
     def _cap_pinned(self, engine, budget: int) -> None:
-        """Past ``pinned_cap`` x budget pinned slots, merge the oldest pinned ones pairwise."""
+        """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or
+        release the lowest-scoring ones to the active state (``pinned_overflow``)."""
         t = engine.table
         cap = int(self.cfg.pinned_cap * budget)
         pinned = (t["state"] == int(State.PINNED)).nonzero()[:, 0]
         excess = pinned.numel() - cap
         if excess <= 0:
+            return
+        if self.cfg.pinned_overflow == "release_lowest":
+            scores = self.policy.scores(self.view(engine))[pinned]
+            released = pinned[torch.argsort(scores)[:excess]]
+            t.cols["state"][released] = int(State.ACTIVE)
+            self.pinned_overflow += int(released.numel())
+            self.events.append({"why": "pinned-cap", "released": int(released.numel())})
             return
         merge, used = [], set()
         blocks = t["block_id"]

@@ -36,9 +36,22 @@ def rank01(x: torch.Tensor) -> torch.Tensor:
     return r
 
 
+def observed(view: CacheView, kernel: int) -> torch.Tensor:
+    """Attention from the last observation window (mean over layers), max-pooled along the slots
+    and averaged over heads: ``[slots]``."""
+    obs = view.table["attn_obs"].mean(dim=0)  # [heads, slots]
+    pooled = torch.nn.functional.max_pool1d(obs[None], kernel_size=kernel, stride=1, padding=kernel // 2)[0]
+    return pooled.mean(dim=0)[: len(view)]
+
+
 def semantic(view: CacheView) -> torch.Tensor:
-    """Attention the slot draws: decayed mass (mean over layers/heads), rank-normalised."""
-    return rank01(view.attention("attn_dec") + 1e-3 * view.attention("attn_cum"))
+    """Attention the slot draws: decayed mass (mean over layers/heads), rank-normalised, mixed
+    with the pooled observation-window attention at ``obs_weight``."""
+    mass = rank01(view.attention("attn_dec") + 1e-3 * view.attention("attn_cum"))
+    w = view.cfg.obs_weight
+    if w <= 0 or len(view) == 0:
+        return mass
+    return (1 - w) * mass + w * rank01(observed(view, view.cfg.pool_kernel))
 
 
 def temporal(view: CacheView) -> torch.Tensor:

@@ -263,3 +263,27 @@ def test_plan_rejects_out_of_range(make_engine, code_ids):
     eng.append_tokens(code_ids[:10])
     with pytest.raises(ValueError):
         apply_plan(eng.cache, eng.table, CompressionPlan(keep=[0, 99]))
+
+
+def test_pinned_cap_can_release_the_lowest_scoring(make_engine, code_ids):
+    eng = make_engine(policy="default", min_tokens=0, pinned_cap=0.1, pinned_overflow="release_lowest")
+    eng.append_tokens(code_ids[:300])
+    eng.table.cols["state"][:] = int(State.PINNED)
+    eng.manager.enforce(eng, budget=200)
+    assert len(eng.table) <= 200
+    assert eng.manager.pinned_overflow == 300 - 20
+    assert int((eng.table["state"] == int(State.PINNED)).sum()) <= 20
+    assert any(e["why"] == "pinned-cap" and e.get("released") for e in eng.manager.events)
+
+
+def test_observation_window_share_changes_the_semantic_term(make_engine, code_ids):
+    from codeagent.kvcache.scoring import semantic
+
+    eng = make_engine(policy="default", min_tokens=0)
+    eng.append_tokens(code_ids[:200])
+    base = semantic(eng.manager.view(eng))
+    view = eng.manager.view(eng)
+    view.cfg = eng.kv_cfg.model_copy(update={"obs_weight": 1.0})
+    mixed = semantic(view)
+    assert mixed.shape == base.shape and not torch.allclose(mixed, base)
+    assert float(mixed.min()) >= 0.0 and float(mixed.max()) <= 1.0
