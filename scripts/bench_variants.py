@@ -1,0 +1,96 @@
+"""Benchmark: variants of the default policy's enforce-time knobs on one prefill per task.
+
+The knobs compared here (``kv.pinned_overflow``, ``kv.obs_weight``...) act only when the cache is
+brought to its budget, so each task is prefilled once with the default policy (committing as the
+agent would), snapshotted, and every (variant, budget) cell restores the snapshot, sets the
+variant's settings on the manager and its policy, enforces the budget and runs the bench's probe.
+The full cache is the snapshot probed without compression. Writes JSON rows and prints a table of
+top-1 and log-prob retention per variant, budget and family.
+
+    PYTHONPATH=. python scripts/bench_variants.py --tasks bench/tasks_styles_subset.jsonl \\
+        --variant base: --variant release:pinned_overflow=release_lowest --out bench-out/variants.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections import defaultdict
+from pathlib import Path
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, object]]:
+    """``name:key=value,key=value`` -> (name, KV overrides) with numbers parsed."""
+    name, _, rest = text.partition(":")
+    updates: dict[str, object] = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            updates[key] = float(value) if "." in value else int(value)
+        except ValueError:
+            updates[key] = value
+    return name, updates
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tasks", type=Path, required=True)
+    ap.add_argument("--variant", action="append", required=True, help="name:key=value,...")
+    ap.add_argument("--budgets", default="0.25,0.125")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+
+    from codeagent.bench.runner import bench_kv_config, prefill_context, run_probe
+    from codeagent.bench.tasks import load_tasks
+    from codeagent.kvcache.manager import KVManager
+    from codeagent.runtime import build_engine, settings_from
+
+    variants = [parse_variant(v) for v in args.variant]
+    budgets = [float(b) for b in args.budgets.split(",")]
+    engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
+    rows: list[dict] = []
+    for task in load_tasks(args.tasks):
+        base = bench_kv_config("default")
+        engine.manager = KVManager(base)
+        t0 = time.perf_counter()
+        prefill_context(engine, task, lifecycle=True)
+        snap = engine.snapshot()
+        n_ctx = snap.logical
+        cells = [("full", {}, 1.0)] + [(name, upd, b) for name, upd in variants for b in budgets]
+        for name, updates, budget in cells:
+            engine.restore(snap)
+            cfg = base.model_copy(update=updates)
+            engine.manager.cfg = cfg
+            engine.manager.policy.cfg = cfg
+            if name != "full":
+                engine.manager.enforce(engine, budget=math.ceil(budget * n_ctx), why="bench")
+            res = run_probe(engine, task)
+            rows.append({"task_id": task.id, "family": task.family, "style": task.style, "variant": name,
+                         "budget": budget, "top1": res.top1, "mean_logprob": res.mean_logprob, "exact": res.exact})
+        print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(rows, indent=1) + "\n")
+    print_table(rows)
+
+
+def print_table(rows: list[dict]) -> None:
+    """Retention of top-1 / log-prob per family x variant x budget (and over all tasks)."""
+    full = {r["task_id"]: r for r in rows if r["variant"] == "full"}
+    groups: dict[tuple[str, str, float], list[dict]] = defaultdict(list)
+    for r in rows:
+        if r["variant"] != "full":
+            groups[(r["family"], r["variant"], r["budget"])].append(r)
+            groups[("all", r["variant"], r["budget"])].append(r)
+    print("| family | variant | budget | n | top-1 ret | log-prob ret |")
+    print("|---|---|---:|---:|---:|---:|")
+    for (fam, var, b), grp in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all", kv[0][0], -kv[0][2], kv[0][1])):
+        top = sum(r["top1"] for r in grp) / sum(full[r["task_id"]]["top1"] for r in grp)
+        lp = math.exp(sum(r["mean_logprob"] - full[r["task_id"]]["mean_logprob"] for r in grp) / len(grp))
+        print(f"| {fam} | {var} | {b:g} | {len(grp)} | {top:.3f} | {lp:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
