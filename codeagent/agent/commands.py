@@ -8,6 +8,9 @@ from typing import Optional
 
 import typer
 
+EXIT_CODES = {"resolved": 0, "interrupted": 130}
+"""Exit status of ``solve`` by result (anything else, unresolved or failed, is 1; usage errors are 2)."""
+
 SANDBOX_HELP = "Where commands run: auto (docker when a daemon answers), docker or local."
 
 
@@ -34,7 +37,7 @@ def solve(
     issue: Optional[Path] = typer.Argument(None, help="Markdown file describing the issue (not needed with --resume)."),
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="Repository (or plain folder) to work on."),
     sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
-    apply: bool = typer.Option(False, "--apply", help="Apply the resulting patch to your working tree."),
+    apply: bool = typer.Option(False, "--apply", help="Apply the patch to your working tree when resolved."),
     commit: bool = typer.Option(False, "--commit", help="Commit the result on the run's branch."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Most model turns."),
     budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
@@ -45,7 +48,8 @@ def solve(
     sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting, e.g. agent.max_debug_rounds=2."),
     engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
 ) -> None:
-    """Solve an issue: plan, edit, run and debug in a sandboxed copy; report the patch and KV statistics."""
+    """Solve an issue in a sandboxed copy: reproduce, localize, sample candidate repairs from one KV snapshot,
+    validate with the tests. Exit 0 resolved, 1 unresolved, 2 usage error, 130 interrupted."""
     from rich.console import Console
 
     from codeagent.agent import runner
@@ -69,16 +73,14 @@ def solve(
         extra.append(f"committed {out.workspace.commit(f'codeagent: {out.result.summary[:60] or out.run_id}')[:10]}"
                      f" on {out.workspace.branch or out.workspace.path}")
     if apply:
-        extra.append(out.workspace.apply_to_user_tree())
+        extra.append(out.workspace.apply_to_user_tree() if out.result.status == "resolved"
+                     else "not applied to your tree: the issue is not resolved (the patch is kept in the run)")
     if out.result.resumable() and resume is None:
         extra.append(f"continue with: codeagent solve --resume {out.trajectory}")
     if out.sandbox:
         extra.append(f"sandbox: {out.sandbox}")
     report(Console(), out.result, str(out.trajectory), extra)
-    if out.result.status == "interrupted":
-        sys.exit(130)
-    if out.result.status == "failed":
-        sys.exit(1)
+    sys.exit(EXIT_CODES.get(out.result.status, 1))
 
 
 def repl(

@@ -165,15 +165,22 @@ class LiveDisplay(Listener):
 def report(con: Console, result: ResultRecord, trajectory: str, extra: list[str] | None = None) -> None:
     """The end-of-run report: result, where the patch and trajectory are, KV statistics and the budget check."""
     kv = result.kv
-    style = {"resolved": "bold green", "finished": "green", "interrupted": "yellow"}.get(result.status, "red")
+    style = {"resolved": "bold green", "interrupted": "yellow"}.get(result.status, "red")
     t = Table.grid(padding=(0, 2))
     t.add_row("result", Text(f"{result.status}: {result.reason}", style=style))
     tests = {True: "pass", False: "fail", None: "not run"}[result.tests_passed]
-    t.add_row("tests", tests)
+    t.add_row("tests after", tests)
     t.add_row("summary", result.summary or "-")
-    if result.steps_total:
-        given = f", {result.steps_given_up} given up" if result.steps_given_up else ""
-        t.add_row("plan", f"{result.steps_done} of {result.steps_total} steps done{given}")
+    if result.tests_before:
+        before = sum(o in ("failed", "error") for o in result.tests_before.values())
+        t.add_row("tests before", f"{before} of {len(result.tests_before)} failing")
+    if result.fail_to_pass or result.broken:
+        t.add_row("fixed", ", ".join(result.fail_to_pass[:6]) or "-")
+        if result.broken:
+            t.add_row("broken", Text(", ".join(result.broken[:6]), style="red"))
+    if result.candidates:
+        t.add_row("candidates", f"{result.candidates} tried, {result.gen_tokens} tokens generated, "
+                  f"{result.prefill_saved_tokens} prefill tokens saved by snapshots")
     t.add_row("patch", f"{result.patch_path} ({result.files_changed} file(s) changed)")
     t.add_row("trajectory", trajectory)
     budget = result.budget_slots

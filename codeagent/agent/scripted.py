@@ -30,6 +30,19 @@ class ScriptMark:
     calls: int
 
 
+@dataclass(frozen=True)
+class ScriptSnapshot:
+    """The simulated cache at one moment."""
+
+    slots: int
+    logical: int
+    peak: int
+    drops: int
+    commits: int
+    committed: list[str]
+    debug: str | None
+
+
 class ScriptedEngine:
     """Replies come from ``replies`` in order: strings, or ``{"text": ..., "finish_reason": ...}``.
 
@@ -157,6 +170,17 @@ class ScriptedEngine:
     def rollback(self, mark: ScriptMark) -> None:
         self.physical, self.logical = mark.slots, mark.logical
         self.calls.append(("rollback", mark.logical))
+
+    def snapshot(self) -> ScriptSnapshot:
+        """The simulated cache's counters (the script position is not part of the cache)."""
+        self.calls.append(("snapshot", self.logical))
+        return ScriptSnapshot(self.physical, self.logical, self.peak, self.drops, self.commits, list(self.committed),
+                              self.debug)
+
+    def restore(self, snap: ScriptSnapshot, manager=None) -> None:
+        self.physical, self.logical, self.peak = snap.slots, snap.logical, max(self.peak, snap.peak)
+        self.drops, self.commits, self.committed, self.debug = snap.drops, snap.commits, list(snap.committed), snap.debug
+        self.calls.append(("restore", snap.logical))
 
     def stats(self) -> KVStats:
         return KVStats(physical_slots=self.physical, logical_tokens=self.logical, kv_bytes=self.physical * 46080,

@@ -110,7 +110,7 @@ class WorkspaceRecord(BaseModel):
 class ResultRecord(BaseModel):
     """How the run ended."""
 
-    status: str  # resolved, finished, stopped, failed, interrupted
+    status: str  # resolved, unresolved, failed, interrupted
     reason: str
     summary: str = ""
     tests_passed: bool | None = None
@@ -120,14 +120,21 @@ class ResultRecord(BaseModel):
     max_physical_slots: int = 0
     budget_slots: int | None = None
     within_budget: bool = True
-    steps_total: int = 0
-    steps_done: int = 0
-    steps_given_up: int = 0
+    tests_before: dict[str, str] = Field(default_factory=dict)
+    """Each test id's outcome before any edit."""
+    tests_after: dict[str, str] = Field(default_factory=dict)
+    """Each test id's outcome at the end."""
+    fail_to_pass: list[str] = Field(default_factory=list)
+    broken: list[str] = Field(default_factory=list)
+    """Tests that passed before and do not now."""
+    candidates: int = 0
+    prefill_saved_tokens: int = 0
+    """Prompt tokens not prefilled again thanks to snapshot/restore."""
+    gen_tokens: int = 0
 
     def resumable(self) -> bool:
-        """Whether ``--resume`` can go on: the run stopped early, with plan steps still open."""
-        plan_ended = self.steps_total > 0 and self.steps_done + self.steps_given_up >= self.steps_total
-        return self.status not in ("resolved", "finished") and not plan_ended
+        """Whether ``--resume`` can go on: the run was interrupted."""
+        return self.status == "interrupted"
 
 
 class Trajectory(BaseModel):

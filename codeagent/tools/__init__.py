@@ -1,8 +1,8 @@
-"""What the model may call: view, create, edit, search, bash, run_tests, diff, finish."""
+"""What the model may call: view, create, edit, replace, search, bash, run_tests, diff, finish."""
 
 from __future__ import annotations
 
-from codeagent.tools import bash, create, diff, edit, finish, run_tests, search, view  # noqa: F401 - registers
+from codeagent.tools import bash, create, diff, edit, finish, replace, run_tests, search, view  # noqa: F401 - registers
 from codeagent.tools.base import TOOLS, Arg, BaseTool, ToolContext, ToolError
 
 __all__ = ["TOOLS", "Arg", "BaseTool", "ToolContext", "ToolError", "make_tools"]

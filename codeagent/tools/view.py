@@ -16,7 +16,8 @@ from codeagent.tools.base import SKIP_DIRS, TOOLS, Arg, BaseTool, ToolContext, T
 class View(BaseTool):
     """Numbered lines of a file (``f"{lineno:>6}\\t{line}"``), optionally a line range."""
 
-    description = "Show a file with line numbers (or list a directory), optionally only lines start..end."
+    description = ("Show a file with line numbers (or list a directory), optionally only lines start..end; "
+                   "PATH::NAME shows one definition (function, Class.method).")
     args = (
         Arg("path", "file or directory, relative to the repository root"),
         Arg("start", "first line to show, 1-based", required=False),
@@ -24,6 +25,8 @@ class View(BaseTool):
     )
 
     def call(self, args: dict[str, Any], ctx: ToolContext) -> Observation:
+        if "::" in str(args["path"]):  # PATH::NAME: one definition, found by its tree-sitter node
+            args = {**args, **self._symbol_range(str(args["path"]), ctx)}
         path = resolve_path(ctx, args["path"])
         found = beneath.probe(ctx.workspace, path)
         if found is None:
@@ -56,6 +59,20 @@ class View(BaseTool):
         text = "\n".join(out) if out else f"[{path} is empty]"
         info = SpanInfo(kind=SegmentKind.FILE_VIEW, language=language_for_path(Path(path)))
         return Observation(text=text, info=info, data={"path": path, "start": start, "end": shown_to, "lines": len(lines)})
+
+    @staticmethod
+    def _symbol_range(ref: str, ctx: ToolContext) -> dict[str, Any]:
+        from codeagent.agent.symbols import SymbolIndex
+
+        raw, _, name = ref.partition("::")
+        path = resolve_path(ctx, raw)
+        index = ctx.extra.get("index") or SymbolIndex(ctx.workspace)
+        index.refresh()
+        sym = index.find(path, name)
+        if sym is None:
+            known = ", ".join(s.name for s in index.files.get(path, (0, 0, []))[2][:12]) or "none"
+            raise ToolError(f"no definition {name!r} in {path} (definitions: {known})")
+        return {"path": path, "start": sym.start_line, "end": sym.end_line}
 
     def _listing(self, path: str, ctx: ToolContext) -> Observation:
         rows: list[str] = []

@@ -23,6 +23,11 @@ TESTS = "```run_tests\n```\n"
 FINISH = "```finish\ndivide uses true division now\n```\n"
 PLAN = "1. View calc/ops.py\n2. Fix divide in calc/ops.py\n"
 
+GOOD_DEF = ("```python\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError('division by zero')\n"
+            "    return a / b\n```\n")
+WRONG_DEF = "```python\ndef divide(a, b):\n    return a // b + 0\n```\n"
+BREAKING_DEF = "```python\ndef divide(a, b):\n    return a / b if b else 0.0\n```\n"  # fixes 7/2, breaks division by zero
+
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 from codeagent.agent.trajectory import load
-from tests.agent.conftest import DONE, FINISH, FIX, PLAN, TESTS, VIEW, git, make_repo, write_script
+from tests.agent.conftest import FIX, GOOD_DEF, WRONG_DEF, git, make_repo, write_script
 
 ENV = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}
-SETS = ["--sandbox", "local", "--set", "agent.summary_tokens=0"]
+SETS = ["--sandbox", "local"]
 
 
 def codeagent(*args: str, stdin: str | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -48,7 +48,7 @@ def test_bad_resume_file_and_bad_setting(tmp_path: Path) -> None:
 
 def test_solve_with_scripted_engine_reports_and_applies(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "calc")
-    script = write_script(tmp_path / "s.json", [PLAN, VIEW, DONE, FIX, TESTS])
+    script = write_script(tmp_path / "s.json", [GOOD_DEF])
     r = codeagent("solve", str(repo / "issue.md"), "--repo", str(repo), "--engine", f"scripted:{script}", *SETS,
                   "--apply")
     assert r.returncode == 0, r.stderr
@@ -59,16 +59,26 @@ def test_solve_with_scripted_engine_reports_and_applies(tmp_path: Path) -> None:
     assert git(repo, "status", "--porcelain").strip() == "M calc/ops.py"  # runs folder is git-ignored
 
 
+def test_unresolved_exits_1_and_keeps_the_users_tree(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "calc")
+    script = write_script(tmp_path / "s.json", [WRONG_DEF])
+    r = codeagent("solve", str(repo / "issue.md"), "--repo", str(repo), "--engine", f"scripted:{script}", *SETS,
+                  "--set", "agent.candidates=1", "--set", "agent.max_debug_rounds=0", "--apply")
+    assert r.returncode == 1, r.stderr
+    assert "unresolved: no candidate resolved the issue" in " ".join(r.stdout.split())
+    assert "a // b" in (repo / "calc" / "ops.py").read_text() and "+ 0" not in (repo / "calc" / "ops.py").read_text()
+
+
 def test_batch_two_tasks_preds_and_resume(tmp_path: Path) -> None:
     for name in ("a", "b"):
         make_repo(tmp_path / "repos" / name)
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps({"id": f"calc__{n}", "repo": f"repos/{n}", "issue": f"repos/{n}/issue.md"})
                              + "\n" for n in ("a", "b")))
-    script = write_script(tmp_path / "s.json", [PLAN, FIX, FINISH])
+    script = write_script(tmp_path / "s.json", [GOOD_DEF])
     out = tmp_path / "out"
     args = ("batch", str(tasks), "--out", str(out), "--workers", "2", "--engine", f"scripted:{script}",
-            "--sandbox", "local", "--set", "agent.summary_tokens=0")
+            "--sandbox", "local")
     r = codeagent(*args)
     assert r.returncode == 0, r.stderr
     preds = json.loads((out / "preds.json").read_text())

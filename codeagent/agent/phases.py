@@ -1,0 +1,169 @@
+"""The solve phases that need no model: reproduce (run the tests), localize (rank definitions), judge.
+
+The loop (:mod:`codeagent.agent.loop`) strings them together with the model's candidate repairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeagent.agent.symbols import Symbol, SymbolIndex, is_test_path, traceback_frames
+from codeagent.agent.testreport import FAILED, TestReport, failure_text, run_tests
+from codeagent.kvcache.languages import language_for_path
+from codeagent.tools import ToolContext
+
+REPRO_FILE = "test_issue_reproduction.py"
+"""Name of the reproduction test the agent writes when no test fails before the fix."""
+
+
+def run_suite(ctx: ToolContext, only: list[str] | None = None) -> TestReport | None:
+    """The repository's tests, run in the sandbox with a machine-readable report (pytest for a Python
+    project without a test set-up); None when there is nothing to run them with."""
+    report = run_tests(ctx.sandbox, ctx.workspace, ctx.test_command, ctx.command_timeout, only)
+    if report is None and any(ctx.workspace.glob("**/*.py")):
+        report = run_tests(ctx.sandbox, ctx.workspace, "python3 -m pytest -q", ctx.command_timeout, only)
+    return report
+
+
+def repro_path(root: Path) -> str:
+    """Where a reproduction test goes: beside the existing Python tests, else ``tests/``."""
+    for folder in ("tests", "test"):
+        if (root / folder).is_dir():
+            return f"{folder}/{REPRO_FILE}"
+    existing = sorted(p for p in root.rglob("test_*.py") if ".codeagent" not in str(p))
+    if existing:
+        return str(existing[0].parent.relative_to(root) / REPRO_FILE).lstrip("./")
+    return f"tests/{REPRO_FILE}"
+
+
+@dataclass
+class Verdict:
+    """How a test run compares with the run before any edit."""
+
+    fixed: list[str]  # failed before, pass now
+    still_failing: list[str]  # failed before, do not pass now
+    broken: list[str]  # passed before, do not pass now
+    passed: int  # tests passing now
+    reproduces: bool = False  # a reproduction test that fails as it should
+
+    @property
+    def resolved(self) -> bool:
+        """The tests that failed pass and nothing that passed fails."""
+        return bool(self.fixed) and not self.still_failing and not self.broken
+
+    @property
+    def score(self) -> tuple[int, int, int]:
+        """Orders candidates: most fixed, fewest broken, most passing."""
+        return (len(self.fixed), -len(self.broken), self.passed)
+
+    def describe(self) -> str:
+        """One line for the model and the report."""
+        if self.resolved:
+            return f"fixed {len(self.fixed)} failing test(s), nothing broken"
+        parts = []
+        if self.still_failing:
+            parts.append(f"still failing: {', '.join(self.still_failing[:4])}")
+        if self.broken:
+            parts.append(f"now failing (passed before): {', '.join(self.broken[:4])}")
+        return "; ".join(parts) or "no failing test to fix"
+
+
+def judge(before: TestReport, after: TestReport | None, targets: set[str]) -> Verdict:
+    """Compare ``after`` with ``before``: ``targets`` (the failing tests) must pass, nothing that passed may fail."""
+    passing = after.passing if after is not None else set()
+    return Verdict(fixed=sorted(t for t in targets if t in passing),
+                   still_failing=sorted(t for t in targets if t not in passing),
+                   broken=sorted(t for t in before.passing if t not in passing and t not in targets),
+                   passed=len(passing))
+
+
+@dataclass
+class Shown:
+    """A definition shown to the model."""
+
+    ref: str
+    start: int
+    end: int
+    language: str
+    code: str
+
+
+@dataclass
+class Localization:
+    """What localization found: the ranked definitions, the map and the definitions to show."""
+
+    ranked: list[tuple[float, Symbol]]
+    repo_map: str
+    shown: list[Shown] = field(default_factory=list)
+    frames: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def language(self) -> str | None:
+        """Language of the best-ranked definition (the reply's fence)."""
+        return self.shown[0].language if self.shown else None
+
+
+def failing_tests(index: SymbolIndex, report: TestReport) -> list[Symbol]:
+    """Test definitions whose ids failed in ``report``."""
+    out = []
+    for test_id in sorted(report.failing):
+        parts = test_id.split("::")
+        path, name = parts[0], ".".join(parts[1:])
+        sym = index.find(path, name) if name else None
+        if sym is None and parts:
+            sym = next((s for s in index.symbols if s.is_test and s.short == parts[-1].split("[")[0]), None)
+        if sym is not None and sym not in out:
+            out.append(sym)
+    return out
+
+
+def localize(index: SymbolIndex, issue: str, report: TestReport | None, max_shown: int = 3,
+             max_lines: int = 60) -> Localization:
+    """Rank the repository's definitions by the issue and the failing tests; pick the ones to show."""
+    index.refresh()
+    text = report.output if report is not None else ""
+    frames = traceback_frames(text, index.root)
+    tests = failing_tests(index, report) if report is not None else []
+    ranked = index.rank(issue + "\n" + failure_text(report, 3000) if report is not None else issue, frames, tests)
+    loc = Localization(ranked=ranked, repo_map=index.repo_map(ranked), frames=frames)
+    top = ranked[0][0] if ranked else 0.0
+    used = 0
+    for score, sym in ranked:
+        if len(loc.shown) >= max_shown or (loc.shown and score < 0.5 * top) or score <= 0 and loc.shown:
+            break
+        if sym.kind == "class" and sym.end_line - sym.start_line > 40:
+            continue  # a big class: its methods are ranked on their own
+        lines = sym.end_line - sym.start_line + 1
+        if loc.shown and used + lines > max_lines:
+            continue
+        used += lines
+        code = "\n".join((index.root / sym.path).read_text(errors="replace").splitlines()[sym.start_line - 1:
+                                                                                           sym.end_line])
+        loc.shown.append(Shown(ref=sym.ref, start=sym.start_line, end=sym.end_line,
+                               language=language_for_path(sym.path) or "", code=code))
+    for test in tests[:1]:  # the first failing test, as context (tests are never rewritten)
+        code = "\n".join((index.root / test.path).read_text(errors="replace").splitlines()[test.start_line - 1:
+                                                                                            test.end_line][:30])
+        loc.shown.append(Shown(ref=test.ref, start=test.start_line, end=test.end_line,
+                               language=language_for_path(test.path) or "", code=code))
+    return loc
+
+
+def failing_summary(report: TestReport) -> str:
+    """Failing test ids in one line."""
+    ids = sorted(report.failing)
+    return ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+
+
+def repro_failed(report: TestReport | None, path: str) -> bool:
+    """Whether a reproduction test in ``path`` ran and failed by an assertion (not by an import or syntax error)."""
+    if report is None:
+        return False
+    mine = {t: o for t, o in report.outcomes.items() if t.startswith(path)}
+    return any(o == FAILED for o in mine.values())
+
+
+def touches_tests(path: str) -> bool:
+    """Whether a repair would change a test file (repairs must fix the code, not the tests)."""
+    return is_test_path(path)
