@@ -14,7 +14,7 @@ from codeagent.tools.testrun import detect, parse_counts
 
 
 def test_every_tool_describes_itself(tools) -> None:
-    assert set(TOOLS.names()) == {"view", "create", "edit", "search", "bash", "run_tests", "diff", "finish"}
+    assert set(TOOLS.names()) == {"view", "create", "edit", "replace", "search", "bash", "run_tests", "diff", "finish"}
     for name, tool in tools.items():
         assert tool.name == name and tool.description and "\n" not in tool.description
         for a in tool.args:
