@@ -270,12 +270,15 @@ class Agent:
         if not obs.ok:
             cand.error = obs.text.removeprefix("error: ")
             return
+        self.baseline.setdefault(path, obs.data["before"])
         if phases.touches_tests(path):
             cand.error = f"{path} is a test file: fix the code, not the tests"
-            self._reset_files(track=path)
+            self._reset_files()
             return
-        self._track(path)
         cand.files = {path: (self.ctx.workspace / path).read_text()}
+        if cand.files[path] == self.baseline[path]:
+            cand.error = f"{', '.join(obs.data.get('replaced', []))} is unchanged: that is the code with the bug"
+            return
         cand.report = phases.run_suite(self.ctx)
         cand.verdict = phases.judge(self.before, cand.report, self.targets)
         if self.best is None or cand.score > self.best.score:
@@ -315,10 +318,8 @@ class Agent:
             f = self.ctx.workspace / path
             self.baseline[path] = f.read_text() if f.is_file() else None
 
-    def _reset_files(self, track: str | None = None) -> None:
+    def _reset_files(self) -> None:
         """Every file a candidate changed back to its content before the candidates."""
-        if track is not None:
-            self._track(track)
         for path, text in self.baseline.items():
             f = self.ctx.workspace / path
             if text is None:

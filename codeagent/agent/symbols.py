@@ -258,11 +258,11 @@ class SymbolIndex:
             elif s.short in named or s.name in issue:
                 score += 3
             if s.path in paths_named:
-                score += 1.5
+                score += 3 if score else 1.5  # the issue names the definition and its file
             if any(s.path.endswith(f) or f.endswith(s.path) for f in frame_files):
                 score += 1
             if s.short in used_by_tests:
-                score += 1.5
+                score += 1
             if s.kind == "class" and score:
                 score -= 0.5  # prefer the method or function over its whole class
             scores[s.ref] = score
