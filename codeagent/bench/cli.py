@@ -117,6 +117,41 @@ def report(
     report_command(out)
 
 
+@app.command("agent")
+def agent(
+    tasks: Path = typer.Option(Path("examples"), "--tasks", help="Folder of task folders (issue.md, hidden/) or JSONL "
+                               "of {id, repo}."),
+    out: Path = typer.Option(Path("bench-out/agent"), "--out", help="Output directory (rows, summary, report, plot)."),
+    policies: str = typer.Option("full", "--policies", help="Comma-separated KV policies, e.g. full,default."),
+    budgets: str = typer.Option("1", "--budgets", help="Fractions of the full run's KV peak (1 = no budget)."),
+    only: str = typer.Option("", "--only", help="Comma-separated task ids (default: all)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model (default: the agent's, qwen-coder-1.5b)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
+    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting, e.g. agent.candidates=2."),
+    engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
+) -> None:
+    """Solve each task in a fresh copy per policy and budget; held-back tests decide; solve rate, time, tokens."""
+    from rich.console import Console
+
+    from codeagent.bench.agent_bench import bench_agent, load_agent_tasks
+    from codeagent.errors import InputError
+
+    task_list = load_agent_tasks(tasks)
+    if only:
+        wanted = set(_names(only))
+        unknown = wanted - {t.id for t in task_list}
+        if unknown:
+            raise InputError(f"unknown task id(s): {', '.join(sorted(unknown))}")
+        task_list = [t for t in task_list if t.id in wanted]
+    cmd = _command("codeagent", "bench", "agent", "--tasks", tasks, "--policies", policies, "--budgets", budgets,
+                   *(("--only", only) if only else ()), *(("--model", model) if model else ()),
+                   *(("--config", config) if config else ()), *(a for s in sets for a in ("--set", s)), "--out", out)
+    con = Console(stderr=True)
+    bench_agent(task_list, _names(policies), _floats(budgets, "--budgets"), out, model=model, config=config,
+                sets=list(sets), engine_spec=engine, command=cmd, progress=lambda m: con.print(m, highlight=False))
+    con.print(f"reports in {out}: report.md, summary.json, rows.csv, solve_rate.png")
+
+
 @app.callback()
 def _main() -> None:
     """Benchmark KV policies and kvpress presses on agent tasks."""
