@@ -26,7 +26,7 @@ from codeagent.agent.trajectory import MessageRecord, ResultRecord, StepRecord, 
 from codeagent.agent.transcript import Transcript
 from codeagent.errors import CodeagentError
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
-from codeagent.tools import ToolContext, make_tools
+from codeagent.tools import ToolContext, beneath, make_tools
 
 
 @dataclass
@@ -275,7 +275,7 @@ class Agent:
             cand.error = f"{path} is a test file: fix the code, not the tests"
             self._reset_files()
             return
-        cand.files = {path: (self.ctx.workspace / path).read_text()}
+        cand.files = {path: self._read(path) or ""}
         if cand.files[path] == self.baseline[path]:
             cand.error = f"{', '.join(obs.data.get('replaced', []))} is unchanged: that is the code with the bug"
             return
@@ -293,7 +293,7 @@ class Agent:
         if not obs.ok:
             cand.error = obs.text.removeprefix("error: ")
             return
-        cand.files = {path: (self.ctx.workspace / path).read_text()}
+        cand.files = {path: self._read(path) or ""}
         cand.report = phases.run_suite(self.ctx, only=[path])
         ok = phases.repro_failed(cand.report, path)
         cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=0, reproduces=ok)
@@ -309,23 +309,29 @@ class Agent:
         self._reset_files()
         for path, text in cand.files.items():
             self._track(path)
-            (self.ctx.workspace / path).parent.mkdir(parents=True, exist_ok=True)
-            (self.ctx.workspace / path).write_text(text)
+            self._write(path, text)
 
     # ------------------------------------------------------------------ files
+    def _read(self, path: str) -> str | None:
+        return beneath.read_text_if_file(self.ctx.workspace, path)
+
+    def _write(self, path: str, text: str | None) -> None:
+        """Write (None: delete) a file beneath the workspace, never through a link leading out of it."""
+        if text is not None:
+            beneath.write_bytes(self.ctx.workspace, path, text.encode())
+            return
+        f = self.ctx.workspace / path
+        if f.parent.resolve().is_relative_to(self.ctx.workspace.resolve()):
+            f.unlink(missing_ok=True)
+
     def _track(self, path: str) -> None:
         if path not in self.baseline:
-            f = self.ctx.workspace / path
-            self.baseline[path] = f.read_text() if f.is_file() else None
+            self.baseline[path] = self._read(path)
 
     def _reset_files(self) -> None:
         """Every file a candidate changed back to its content before the candidates."""
         for path, text in self.baseline.items():
-            f = self.ctx.workspace / path
-            if text is None:
-                f.unlink(missing_ok=True)
-            else:
-                f.write_text(text)
+            self._write(path, text)
         self.index.refresh()
 
     # ------------------------------------------------------------------ bookkeeping
@@ -374,14 +380,18 @@ class Agent:
         if not resolved and not isinstance(end, Interrupted):
             self._reset_files()  # keep the best repair's patch, nothing else
             for path, text in (self.best.files if self.best is not None else {}).items():
-                (self.ctx.workspace / path).write_text(text)
+                self._write(path, text)
         after = phases.run_suite(self.ctx) if self.before is not None and not isinstance(end, Interrupted) else None
         verdict = phases.judge(self.before, after, self.targets) if after is not None else None
         if resolved and (verdict is None or not verdict.resolved):  # the final run must agree
             end, resolved = Unresolved(f"the final test run disagrees: {verdict.describe() if verdict else 'no run'}"), False
         if resolved:
             self._event("debug_close", "reproduce")
-        patch = self.workspace.diff() if self.workspace is not None else ""
+        try:
+            patch = self.workspace.diff() if self.workspace is not None else ""
+        except CodeagentError as exc:  # git failing on a wrecked work tree: the run still ends with a result
+            patch = self.traj.patch
+            self.ui.note(f"cannot compute the final patch ({exc}); keeping the last one")
         self.traj.patch = patch
         patch_path = self.traj_path.parent / "patch.diff"
         patch_path.write_text(patch)

@@ -11,7 +11,7 @@ from pathlib import Path
 from codeagent.agent.symbols import Symbol, SymbolIndex, is_test_path, traceback_frames
 from codeagent.agent.testreport import FAILED, TestReport, failure_text, run_tests
 from codeagent.kvcache.languages import language_for_path
-from codeagent.tools import ToolContext
+from codeagent.tools import ToolContext, beneath
 
 REPRO_FILE = "test_issue_reproduction.py"
 """Name of the reproduction test the agent writes when no test fails before the fix."""
@@ -138,12 +138,12 @@ def localize(index: SymbolIndex, issue: str, report: TestReport | None, max_show
         if loc.shown and used + lines > max_lines:
             continue
         used += lines
-        code = "\n".join((index.root / sym.path).read_text(errors="replace").splitlines()[sym.start_line - 1:
+        code = "\n".join((beneath.read_text_if_file(index.root, sym.path) or "").splitlines()[sym.start_line - 1:
                                                                                            sym.end_line])
         loc.shown.append(Shown(ref=sym.ref, start=sym.start_line, end=sym.end_line,
                                language=language_for_path(sym.path) or "", code=code))
     for test in tests[:1]:  # the first failing test, as context (tests are never rewritten)
-        code = "\n".join((index.root / test.path).read_text(errors="replace").splitlines()[test.start_line - 1:
+        code = "\n".join((beneath.read_text_if_file(index.root, test.path) or "").splitlines()[test.start_line - 1:
                                                                                             test.end_line][:30])
         loc.shown.append(Shown(ref=test.ref, start=test.start_line, end=test.end_line,
                                language=language_for_path(test.path) or "", code=code))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import tree_sitter as ts
 
 from codeagent.kvcache.languages import language_for_path
+from codeagent.tools import beneath
 from codeagent.tools.base import SKIP_DIRS
 
 GRAMMARS = {"python": ("tree_sitter_python", "language"), "javascript": ("tree_sitter_javascript", "language"),
@@ -191,7 +193,9 @@ class SymbolIndex:
         seen = set()
         for rel in self._source_files():
             seen.add(rel)
-            st = (self.root / rel).stat()
+            st = os.lstat(self.root / rel)
+            if not stat.S_ISREG(st.st_mode):
+                continue
             old = self.files.get(rel)
             if old is not None and old[0] == st.st_mtime and old[1] == st.st_size:
                 continue
@@ -204,7 +208,10 @@ class SymbolIndex:
         parser = parser_for(language)
         if parser is None:
             return []
-        src = (self.root / rel).read_bytes()
+        try:
+            src = beneath.read_bytes(self.root, rel, MAX_FILE_BYTES)
+        except (OSError, beneath.PathRefused):
+            return []
         tree = parser.parse(src)
         test = is_test_path(rel)
         out = []
@@ -231,7 +238,7 @@ class SymbolIndex:
 
     def source(self, sym: Symbol) -> str:
         """The definition's current text, with 1-based line numbers."""
-        lines = (self.root / sym.path).read_text(errors="replace").splitlines()
+        lines = (beneath.read_text_if_file(self.root, sym.path) or "").splitlines()
         return "\n".join(f"{n:>4} {lines[n - 1]}" for n in range(sym.start_line, min(sym.end_line, len(lines)) + 1))
 
     def rank(self, issue: str, frames: list[tuple[str, str]] = (), tests: list[Symbol] = ()) -> list[tuple[float, Symbol]]:

@@ -35,7 +35,7 @@ def git(cwd: Path, *args: str) -> str:
 
 def make_repo(dest: Path) -> Path:
     """A git copy of examples/calc (one failing test)."""
-    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".codeagent-runs"))
+    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".codeagent-runs", "hidden"))
     git(dest, "init", "-q")
     git(dest, "add", "-A")
     git(dest, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")

@@ -14,16 +14,19 @@ import pytest
 
 from tests.agent.conftest import EXAMPLE, make_repo  # noqa: F401 - re-exported for the tests
 
-FIX = ("```edit calc/ops.py\n<<<<<<< SEARCH\n    return a // b\n=======\n"
-       "    return a / b\n>>>>>>> REPLACE\n```\n")
-PLAN = "1. Fix divide in calc/ops.py\n"
+FIX = ("```python\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError('division by zero')\n"
+       "    return a / b\n```\n")
+PLAN = "1. Fix divide in calc/ops.py\n"  # prose where a definition belongs: a candidate that does not apply
 FINISH = "```finish\ndivide uses true division now\n```\n"
 ENV = {**os.environ, "COLUMNS": "160", "NO_COLOR": "1"}
 
 
-def bash(command: str) -> str:
-    """A scripted reply running ``command`` through the bash tool."""
-    return f"```bash\n{command}\n```\n"
+def bash(command: str, fix: bool = False) -> str:
+    """A scripted candidate whose ``divide`` runs ``command`` in the sandbox when the tests call it (the way
+    model-written code runs there); with ``fix`` it also fixes the bug."""
+    return (f"```python\ndef divide(a, b):\n    import subprocess\n    subprocess.run({command!r}, shell=True)\n"
+            "    if b == 0:\n        raise ZeroDivisionError('division by zero')\n"
+            f"    return a {'/' if fix else '//'} b\n```\n")
 
 
 def script(path: Path, replies: list[str]) -> str:

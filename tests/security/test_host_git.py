@@ -37,7 +37,7 @@ def test_planted_fsmonitor_and_hooks_never_run_on_the_host(layout: str, tmp_path
     try:
         engine = script(tmp_path / "s.json", [PLAN, bash(plant(markers)), FIX, FINISH])
         r = codeagent("solve", str(repo / "issue.md"), "--repo", str(repo), "--engine", engine, "--sandbox", "local",
-                      "--set", "agent.summary_tokens=0", "--commit")
+                      "--commit")
         planted = sorted(p.name for p in markers.iterdir())
     finally:
         shutil.rmtree(markers)

@@ -142,8 +142,7 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path) -> None:
     m = _marker()
     engine = script(tmp_path / "s.json", [PLAN, bash(f"sleep {m}"), FINISH])
     proc = subprocess.Popen([sys.executable, "-m", "codeagent.cli", "solve", str(repo / "issue.md"), "--repo",
-                             str(repo), "--engine", engine, "--sandbox", "local", "--set", "agent.summary_tokens=0",
-                             "--set", "agent.check_on_finish=false"],
+                             str(repo), "--engine", engine, "--sandbox", "local"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     deadline = time.monotonic() + 60
     while not _with(f"sleep {m}") and time.monotonic() < deadline and proc.poll() is None:

@@ -11,7 +11,7 @@ import pytest
 
 from .conftest import FINISH, FIX, PLAN, bash, codeagent, make_repo, need_bwrap, script
 
-SETS = ["--set", "agent.summary_tokens=0"]
+SETS: list[str] = []
 
 
 def test_a_failed_run_exits_1_with_a_result(tmp_path: Path) -> None:
@@ -29,7 +29,7 @@ def test_a_failed_run_exits_1_with_a_result(tmp_path: Path) -> None:
 def test_deleting_git_in_the_workspace_still_gives_result_and_patch(tmp_path: Path) -> None:
     need_bwrap()
     repo = make_repo(tmp_path / "calc")
-    engine = script(tmp_path / "s.json", [PLAN, FIX, bash("rm -rf .git && echo gone"), FINISH])
+    engine = script(tmp_path / "s.json", [PLAN, bash("rm -rf .git && echo gone", fix=True), FINISH])
     r = codeagent("solve", str(repo / "issue.md"), "--repo", str(repo), "--engine", engine, "--sandbox", "local",
                   *SETS)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -81,11 +81,12 @@ def test_batch_resumes_only_its_own_task(tmp_path: Path) -> None:
     common = ["--out", str(out), "--sandbox", "local", *SETS]
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"id": "calc-x", "repo": "repos/calc-x", "issue": "repos/calc-x/issue.md"}) + "\n")
-    stop = script(tmp_path / "stop.json", [PLAN, bash("echo unrelated > other.txt")])
+    stop = script(tmp_path / "stop.json", [bash("echo unrelated > other.txt"),
+                                           {"text": "", "finish_reason": "interrupted"}])
     r = codeagent("batch", str(other), "--engine", stop, "--max-steps", "2", *common)
     assert r.returncode == 0, r.stderr[-2000:]
     [x_traj] = list((out / "runs").glob("calc-x-*/trajectory.json"))
-    assert json.loads(x_traj.read_text())["result"]["status"] == "stopped"  # resumable, not finished
+    assert json.loads(x_traj.read_text())["result"]["status"] == "interrupted"  # resumable, not finished
     before = x_traj.read_text()
 
     mine = tmp_path / "mine.jsonl"
