@@ -30,6 +30,20 @@ ConfigOpt = typer.Option(None, "--config", "-c", help="YAML settings file.")
 SetOpt = typer.Option([], "--set", "-s", help="Override a setting, e.g. kv.policy=window (repeatable).")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"codeagent {version('codeagent')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """A coding agent with a structure- and lifecycle-aware KV cache."""
+
+
 @app.command()
 def chat(
     prompt: str = typer.Argument(..., help="What to ask the model."),

@@ -72,3 +72,8 @@ def test_chat_answers_with_the_default_coder_model():
     r = codeagent("chat", "Write a Python function that reverses a string. Only the code.", "-n", "40", timeout=880)
     assert r.returncode == 0, r.stderr
     assert "def " in r.stdout and "return" in r.stdout, r.stdout
+
+
+def test_version():
+    r = codeagent("--version")
+    assert r.returncode == 0 and r.stdout.startswith("codeagent ")
