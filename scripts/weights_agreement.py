@@ -58,8 +58,13 @@ def main(argv: list[str] | None = None) -> int:
 
     ref = models.load(args.model, weights="fp32", device="cpu")
     seqs = sequences(ref.tokenizer, args.tasks, args.tokens, args.limit)
+    cache = Path(f"/tmp/agreement-{args.model}-{args.tokens}-{args.limit}.pt")  # fp32 predictions, reused
     t0 = time.perf_counter()
-    base = predictions(ref.model, seqs)
+    if cache.is_file():
+        base = torch.load(cache)
+    else:
+        base = predictions(ref.model, seqs)
+        torch.save(base, cache)
     rows = [{"model": args.model, "weights": "fp32", "all": 1.0, "targets": 1.0,
              "forward_s": round(time.perf_counter() - t0, 1)}]
     del ref
@@ -82,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             "positions": n_all, "target_tokens": n_tgt, "torch": torch.__version__, "rows": rows}
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
+        old = json.loads(args.out.read_text()) if args.out.is_file() else {}
+        if old.get("positions") == n_all:  # same sequences: keep the other formats' rows
+            done = {r["weights"] for r in rows}
+            meta["rows"] = [r for r in old.get("rows", []) if r["weights"] not in done] + rows
         args.out.write_text(json.dumps(meta, indent=1) + "\n")
     print(json.dumps(meta))
     return 0
