@@ -75,12 +75,21 @@ def _first_line(e: BaseException) -> str:
 
 
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    """Give the workspace to the container user (symlinks themselves, never their targets)."""
+    """Give the workspace to the container user: symlinks themselves, never their targets; iterative,
+    so a planted very deep tree cannot exhaust the stack."""
     os.chown(root, uid, gid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+                os.chown(entry.path, uid, gid, follow_symlinks=False)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
             except OSError:
                 pass
 

@@ -70,6 +70,8 @@ class BaseTool:
             return error(str(e))
         except (OSError, UnicodeError, ValueError) as e:
             return error(f"{self.name}: {e}")
+        except Exception as e:  # noqa: BLE001 - whatever the workspace holds, the run goes on with one line
+            return error(f"{self.name} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
 
     def call(self, args: dict[str, Any], ctx: ToolContext) -> Observation:
         """The tool's work; raise :class:`ToolError` for the model's mistakes."""

@@ -24,6 +24,9 @@ from pathlib import Path
 MAX_FILE_BYTES = 4 * 1024 * 1024
 """Largest file the file tools read or rewrite."""
 
+MAX_DEPTH = 32
+"""Deepest folder level :func:`walk_files` enters (a planted 1,500-level tree must not exhaust the stack)."""
+
 SYS_OPENAT2 = 437  # the same number on every architecture with the generic syscall table
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_BENEATH = 0x08
@@ -326,11 +329,13 @@ def walk_files(root: Path, skip_dirs: frozenset[str]) -> Iterator[tuple[str, int
     """``(relative path, dir fd)`` of every entry name in the tree, without following any symlink.
 
     Directories are opened by descriptor (``os.fwalk``), so a directory swapped for a symlink
-    mid-walk is not entered; open each name with :func:`read_in_dir`.
+    mid-walk is not entered; folders below :data:`MAX_DEPTH` are skipped. Open each name with
+    :func:`read_in_dir`.
     """
     for dirpath, dirnames, filenames, dirfd in os.fwalk(str(root)):
-        dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
         base = os.path.relpath(dirpath, root)
+        depth = 0 if base == "." else base.count("/") + 1
+        dirnames[:] = [] if depth >= MAX_DEPTH else sorted(d for d in dirnames if d not in skip_dirs)
         for name in sorted(filenames):
             yield (name if base == "." else f"{base}/{name}"), dirfd
 

@@ -156,3 +156,11 @@ def test_symlinks_to_devices_and_outside_files_are_refused(ctx: ToolContext, res
         obs = tools["create"].run({"path": path, "content": "x"}, ctx)
         assert not obs.ok and "outside the workspace" in obs.text, obs.text
     assert Path("/etc/hostname").read_text() != "x"
+
+
+def test_a_very_deep_tree_does_not_crash_search(ctx: ToolContext) -> None:
+    deep = "/".join(["a"] * 1500)
+    subprocess.run(["mkdir", "-p", deep], cwd=ctx.workspace, check=True)
+    (ctx.workspace / "top.py").write_text("needle = 1\n")
+    obs = make_tools(["search"])["search"].run({"pattern": "needle"}, ctx)
+    assert obs.ok and "top.py:1" in obs.text, obs.text
