@@ -18,11 +18,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 
 from codeagent.errors import CodeagentError
 
 TIMEOUT_S = 120.0
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 SAFE_CONFIG: tuple[str, ...] = (
     "core.fsmonitor=",
@@ -108,32 +110,45 @@ def git_argv(cwd: Path, args: tuple[str, ...] | list[str]) -> list[str]:
 
 
 def run_git(cwd: Path, *args: str, env: dict[str, str] | None = None, input: str | None = None,
-            timeout: float = TIMEOUT_S, check: bool = True) -> subprocess.CompletedProcess[str]:
+            timeout: float = TIMEOUT_S, check: bool = True, max_output: int = MAX_OUTPUT_BYTES,
+            ) -> subprocess.CompletedProcess[str]:
     """Run git safely in ``cwd``; ``env`` adds variables (e.g. ``GIT_INDEX_FILE``) to the clean environment.
 
-    Raises :class:`GitError` on a timeout, or when ``check`` and git exits non-zero.
+    Output goes to temporary files, so a huge diff costs disk, not memory; more than
+    ``max_output`` bytes of stdout is an error. Raises :class:`GitError` on a timeout, on too much
+    output, or when ``check`` and git exits non-zero.
     """
     extra = {k: v for k, v in (env or {}).items() if k in ("GIT_INDEX_FILE",)}
-    try:
-        proc = subprocess.Popen(
-            git_argv(cwd, args), cwd=cwd, env=git_env(extra), text=True, start_new_session=True,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )
-    except OSError as e:
-        raise GitError(f"cannot run git: {e}") from None
-    try:
-        out, err = proc.communicate(input=input, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    name = args[0] if args else ""
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
-        raise GitError(f"git {args[0] if args else ''} timed out after {timeout:g} s") from None
+            proc = subprocess.Popen(
+                git_argv(cwd, args), cwd=cwd, env=git_env(extra), start_new_session=True,
+                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=out_f, stderr=err_f,
+            )
+        except OSError as e:
+            raise GitError(f"cannot run git: {e}") from None
+        try:
+            proc.communicate(input=input.encode() if input is not None else None, timeout=timeout)
+        except BaseException as e:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            if isinstance(e, subprocess.TimeoutExpired):
+                raise GitError(f"git {name} timed out after {timeout:g} s") from None
+            raise
+        size = out_f.seek(0, os.SEEK_END)
+        if size > max_output:
+            raise GitError(f"git {name} wrote {size} bytes, over the {max_output}-byte limit")
+        out_f.seek(0)
+        err_f.seek(0)
+        out = out_f.read().decode("utf-8", errors="replace")
+        err = err_f.read(1 << 16).decode("utf-8", errors="replace")
     r = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     if check and r.returncode != 0:
-        msg = (err.strip() or out.strip() or f"git {args[0] if args else ''} failed").splitlines()[-1]
+        msg = (err.strip() or out.strip() or f"git {name} failed").splitlines()[-1]
         raise GitError(msg)
     return r
 

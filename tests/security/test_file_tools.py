@@ -162,5 +162,8 @@ def test_a_very_deep_tree_does_not_crash_search(ctx: ToolContext) -> None:
     deep = "/".join(["a"] * 1500)
     subprocess.run(["mkdir", "-p", deep], cwd=ctx.workspace, check=True)
     (ctx.workspace / "top.py").write_text("needle = 1\n")
-    obs = make_tools(["search"])["search"].run({"pattern": "needle"}, ctx)
+    try:
+        obs = make_tools(["search"])["search"].run({"pattern": "needle"}, ctx)
+    finally:  # rm -rf: Python's own rmtree recurses too deep for pytest's temp-folder cleanup
+        subprocess.run(["rm", "-rf", "a"], cwd=ctx.workspace, check=True)
     assert obs.ok and "top.py:1" in obs.text, obs.text

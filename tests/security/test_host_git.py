@@ -105,3 +105,13 @@ def test_the_sandbox_cannot_write_the_run_git_dir(kind: str, layout: str, tmp_pa
     finally:
         box.close()
     assert (gdir / "HEAD").read_bytes() == before and not (gdir / "hooks" / "x").exists(), r.output
+
+
+def test_a_huge_new_file_stays_out_of_the_patch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "calc")
+    ws = Workspace.create(repo, tmp_path / "runs", "r1")
+    with open(ws.path / "blob.bin", "wb") as f:
+        f.write(os.urandom(1 << 20) * 20)  # 20 MB: its binary patch would be ~25 MB of text
+    (ws.path / "calc" / "ops.py").write_text("changed\n")
+    patch = ws.diff()
+    assert "+changed" in patch and "blob.bin" not in patch and len(patch) < 100_000
