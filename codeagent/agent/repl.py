@@ -76,8 +76,12 @@ class Repl:
 
         if self.ws.dirty:
             self.con.print(f"warning: {self.ws.repo} has uncommitted changes; the session starts from HEAD")
-        box = open_sandbox(sandbox_config(self.settings.extra, self.sandbox_kind), self.ws.path,
-                           ro_paths=self.ws.git_dirs())
+        try:
+            box = open_sandbox(sandbox_config(self.settings.extra, self.sandbox_kind), self.ws.path,
+                               ro_paths=self.ws.git_dirs())
+        except BaseException:
+            self.ws.discard()  # a session that never started leaves no worktree or branch
+            raise
         self.ctx = ToolContext(workspace=self.ws.path, sandbox=box, max_output_chars=self.cfg.max_output_chars,
                                command_timeout=self.cfg.command_timeout_s, test_command=self.cfg.test_command,
                                base_ref=self.ws.base)
