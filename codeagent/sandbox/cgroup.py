@@ -18,7 +18,7 @@ from pathlib import Path
 from codeagent.sandbox.owner import alive, owner_tag
 
 ROOT = Path("/sys/fs/cgroup")
-NAME = re.compile(r"codeagent-(\d+\.\d+)-[0-9a-f]+")
+NAME = re.compile(r"codeagent-(\d+\.\d+\.\d+)-[0-9a-f]+")
 
 
 def _own_paths(proc_cgroup: Path = Path("/proc/self/cgroup")) -> dict[str, str]:

@@ -121,7 +121,11 @@ def sweep_homes(tmp: Path | None = None) -> list[Path]:
     removed = []
     for home in tmp.glob(f"{HOME_PREFIX}*"):
         tag = home.name[len(HOME_PREFIX):].rsplit("-", 1)[0]
-        if home.is_dir() and not home.is_symlink() and "." in tag and not alive(tag):
+        try:
+            mine = not home.is_symlink() and home.is_dir() and home.stat().st_uid == os.geteuid()
+        except OSError:
+            continue
+        if mine and not alive(tag):
             shutil.rmtree(home, ignore_errors=True)
             removed.append(home)
     return removed
