@@ -57,17 +57,25 @@ def measure(model: str, weights: str, lengths: list[int], decode_tokens: int, th
     ids = loaded.tokenizer(_source_text(), add_special_tokens=False)["input_ids"]
     probe = loaded.tokenizer(PROBE, add_special_tokens=False)["input_ids"]
     rows = []
-    for n in lengths:
+    for asked in lengths:
+        n = min(asked, engine.max_context - len(probe) - decode_tokens - 8)  # 8192 means "the window" for an 8K model
         engine.reset()
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         engine.append_tokens(ids[:n], info=SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
-        prefill_s = time.perf_counter() - t1
+        prefill_s, prefill_cpu = time.perf_counter() - t1, time.process_time() - c1
         engine.append_tokens(probe)
         engine.stop_ids = set()
+        c2 = time.process_time()
         gen = engine.generate(decode_tokens)
+        decode_cpu = time.process_time() - c2
+        width = torch.get_num_threads()
         rows.append({"model": model, "weights": loaded.weights, "context": n, "load_s": round(load_s, 1),
                      "rss_loaded_gb": round(rss_loaded / 2**30, 2),
                      "prefill_tps": round(n / prefill_s, 1), "decode_tps": round(len(gen.token_ids) / gen.decode_s, 2),
+                     # CPU time spread over the threads: what the wall clock would show with the cores
+                     # to itself (assumes the threads scale); robust to other work on the machine
+                     "prefill_tps_cpu": round(n / (prefill_cpu / width), 1),
+                     "decode_tps_cpu": round(len(gen.token_ids) / (decode_cpu / width), 2),
                      "kv_mb": round(engine.kv_bytes() / 2**20, 1),
                      "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 2**30, 2),
                      "threads": torch.get_num_threads(), "device": str(loaded.model.device),
@@ -75,6 +83,21 @@ def measure(model: str, weights: str, lengths: list[int], decode_tokens: int, th
                      "text": gen.text[:80]})
         engine.stop_ids = engine._stop_ids()
     return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    """One table row per (model, weights, context)."""
+    head = ("| model | weights | context | prefill tok/s | decode tok/s | prefill tok/s (CPU time) | "
+            "decode tok/s (CPU time) | RSS after load | peak RSS | KV | load avg |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        if r.get("error"):
+            lines.append(f"| {r['model']} | {r['weights']} | error: {r['error']} |")
+            continue
+        lines.append(f"| {r['model']} | {r['weights']} | {r['context']} | {r['prefill_tps']} | {r['decode_tps']} | "
+                     f"{r.get('prefill_tps_cpu', '-')} | {r.get('decode_tps_cpu', '-')} | {r['rss_loaded_gb']} GB | "
+                     f"{r['peak_rss_gb']} GB | {r['kv_mb']} MB | {r.get('loadavg_before', '-')} |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu", help="cpu, cuda or auto.")
     ap.add_argument("--out", type=Path, default=None, help="JSON file; rows are appended as they finish.")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--markdown", action="store_true", help="Print --out's rows as a markdown table and exit.")
     args = ap.parse_args(argv)
+    if args.markdown:
+        print(markdown(json.loads(args.out.read_text())["rows"]))
+        return 0
     lengths = [int(x) for x in args.lengths.split(",") if x]
     if args.worker:
         model, weights = args.worker.split(":")
