@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from codeagent.errors import CodeagentError
+from codeagent.sandbox.env import absolute_path, host_program
 
 TIMEOUT_S = 120.0
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
@@ -78,7 +79,7 @@ def trusted_git_dir(path: Path) -> tuple[Path, Path] | None:
 def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """A clean environment for git: PATH and locale only, no system/global config, no prompts, no locks."""
     env = {
-        "PATH": os.environ.get("PATH") or "/usr/local/bin:/usr/bin:/bin",
+        "PATH": absolute_path(os.environ.get("PATH")),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "HOME": "/nonexistent",
@@ -96,7 +97,7 @@ def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def git_argv(cwd: Path, args: tuple[str, ...] | list[str]) -> list[str]:
     """The full command line for ``git args`` run in ``cwd`` (with the recorded git dir when registered)."""
-    argv = ["git"]
+    argv = [host_program("git")]  # absolute: git runs with the workspace as its working folder
     for item in SAFE_CONFIG:
         argv += ["-c", item]
     found = trusted_git_dir(cwd)

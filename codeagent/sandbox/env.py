@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Mapping
 
 KEEP = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ")
@@ -15,6 +16,18 @@ SECRET = re.compile(
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
+def absolute_path(value: str | None) -> str:
+    """``value`` (a PATH) with only its absolute entries: an empty, ``.`` or relative entry would make a
+    program started with the workspace as its working folder run a file the model planted there."""
+    keep = [d for d in (value or "").split(os.pathsep) if d.startswith("/")]
+    return os.pathsep.join(dict.fromkeys(keep)) or DEFAULT_PATH
+
+
+def host_program(name: str) -> str:
+    """The absolute path of host program ``name`` on the absolute part of PATH (``name`` when not found)."""
+    return shutil.which(name, path=absolute_path(os.environ.get("PATH"))) or name
+
+
 def is_secret(name: str) -> bool:
     """Whether a variable name looks like it holds a credential."""
     return bool(SECRET.search(name))
@@ -24,7 +37,7 @@ def sandbox_env(home: str, extra: Mapping[str, str] | None = None, base: Mapping
     """PATH, locale and terminal from ``base`` (default ``os.environ``), HOME=``home``, plus ``extra``."""
     base = os.environ if base is None else base
     env = {k: v for k, v in base.items() if (k in KEEP or k.startswith("LC_")) and not is_secret(k)}
-    env.setdefault("PATH", DEFAULT_PATH)
+    env["PATH"] = absolute_path(env.get("PATH"))
     env.setdefault("LANG", "C.UTF-8")
     env.update(
         HOME=home,

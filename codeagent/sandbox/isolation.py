@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeagent.errors import InputError
+from codeagent.sandbox.env import host_program
 
 SOCKET_DIRS = ("/run", "/var/run", "/tmp", "/dev", "/proc", "/sys")
 """Folders replaced wholesale inside bwrap (sockets there need no mask)."""
@@ -101,7 +102,7 @@ def _masks(workspace: Path, home: Path) -> list[str]:
 def bwrap_prefix(workspace: Path, home: Path, network: bool) -> list[str]:
     """bwrap: / read-only (/sys and /proc/sys included), workspace and home read-write, private /tmp and /run,
     host sockets and credentials hidden, own pid/ipc/uts (and net) namespaces, no capabilities."""
-    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv = [host_program("bwrap"), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for p in PROC_READ_ONLY:  # uid 0 may write sysctls and sysrq without any capability
         argv += ["--ro-bind-try", p, p]
     argv += _masks(workspace, home)
@@ -121,8 +122,9 @@ def _unshare_base(network: bool) -> tuple[str, ...] | None:
         return None
     net = () if network else ("--net",)
     pid = ("--pid", "--fork", "--kill-child", "--mount-proc")
-    forms = [("unshare", *net, *pid), ("unshare", *net)] if os.geteuid() == 0 else []
-    forms += [("unshare", "--map-root-user", *net, *pid), ("unshare", "--map-root-user", *net)]
+    unshare = host_program("unshare")
+    forms = [(unshare, *net, *pid), (unshare, *net)] if os.geteuid() == 0 else []
+    forms += [(unshare, "--map-root-user", *net, *pid), (unshare, "--map-root-user", *net)]
     for form in forms:
         if _works(list(form)):
             return form
@@ -165,7 +167,7 @@ def choose(kind: str, workspace: Path, home: Path, network: bool, allow_weak: bo
         if base is not None:
             prefix = list(base)
             if os.geteuid() == 0 and "--map-root-user" not in base and shutil.which("setpriv"):
-                prefix += ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"]
+                prefix += [host_program("setpriv"), "--bounding-set=-all", "--inh-caps=-all", "--"]
             return Isolation(
                 "unshare", tuple(prefix),
                 "WEAK unshare (sandbox.allow_weak): " + ("no network" if not network else "network allowed")

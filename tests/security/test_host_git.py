@@ -115,3 +115,30 @@ def test_a_huge_new_file_stays_out_of_the_patch(tmp_path: Path) -> None:
     (ws.path / "calc" / "ops.py").write_text("changed\n")
     patch = ws.diff()
     assert "+changed" in patch and "blob.bin" not in patch and len(patch) < 100_000
+
+
+def test_a_relative_path_entry_never_runs_a_planted_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    need_bwrap()
+    from codeagent.sandbox import SandboxConfig
+    from codeagent.sandbox.local import LocalSandbox
+
+    repo = make_repo(tmp_path / "calc")
+    ws = Workspace.create(repo, tmp_path / "runs", "r1")
+    markers = outside_dir()
+    try:
+        for name in ("git", "bwrap", "bash"):  # what the model can leave in the workspace
+            exe = ws.path / name
+            exe.write_text(f"#!/bin/sh\ntouch {markers}/{name}\n")
+            exe.chmod(0o755)
+        monkeypatch.setenv("PATH", f".::{os.environ['PATH']}")  # a user PATH with '.' and an empty entry
+        box = LocalSandbox(SandboxConfig(timeout_s=20), ws.path)
+        try:
+            r = box.run("echo ran")
+        finally:
+            box.close()
+        patch = ws.diff()
+        planted = sorted(p.name for p in markers.iterdir())
+    finally:
+        shutil.rmtree(markers)
+    assert planted == [], f"host ran planted programs: {planted}"
+    assert "ran" in r.output and "bwrap" in patch
