@@ -91,6 +91,7 @@ class LocalSandbox:
     def run(self, command: str, timeout: float | None = None) -> CommandResult:
         """Run ``command`` with bash inside the workspace; everything it started is killed when it ends."""
         timeout = float(timeout or self.cfg.timeout_s)
+        self._home.mkdir(mode=0o700, exist_ok=True)  # a /tmp cleaner may have removed it between commands
         prefix = self._iso.prefix
         if self._iso.kind == "bwrap":  # rebuilt per command: sockets bound since the last one are hidden too
             prefix = tuple(bwrap_prefix(self.workspace, self._home, self.cfg.network))
