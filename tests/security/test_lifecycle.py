@@ -145,12 +145,17 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "codeagent.cli", "solve", str(repo / "issue.md"), "--repo",
                              str(repo), "--engine", engine, "--sandbox", "local"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    deadline = time.monotonic() + 60
-    while not _with(f"sleep {m}") and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-    assert _with(f"sleep {m}"), "the scripted command did not start"
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
+    try:
+        deadline = time.monotonic() + 120  # a loaded 2-core CI machine
+        while not _with(f"sleep {m}") and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert _with(f"sleep {m}"), "the scripted command did not start"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err[-2000:]
     assert _gone(f"sleep {m}")
     [traj] = list(repo.glob(".codeagent-runs/*/trajectory.json"))
