@@ -174,8 +174,8 @@ def bench_agent(tasks: list[AgentTask], policies: list[str], budgets: list[float
     cells += [(p, b) for p in policies for b in budgets if (p, b) != (FULL, 1.0) and not (p == FULL and b < 1)]
     with tempfile.TemporaryDirectory(prefix="codeagent-bench-agent-") as tmp:
         work = Path(tmp)
-        for policy, fraction in cells:
-            for task in tasks:
+        for task in tasks:  # task by task, every cell: a partial run still compares the cells
+            for policy, fraction in cells:
                 if fraction < 1 and task.id not in peaks:
                     continue  # the full run of this task failed: no reference peak
                 budget = None if fraction >= 1 else max(64, math.ceil(fraction * peaks[task.id]))
@@ -187,7 +187,7 @@ def bench_agent(tasks: list[AgentTask], policies: list[str], budgets: list[float
                     f.write(json.dumps(asdict(row)) + "\n")
                 progress(f"{task.id} {policy}@{fraction:g}: {row.status}, solved={row.solved}, {row.wall_s:.0f}s, "
                          f"{row.gen_tokens} tokens, peak {row.kv_peak}")
-    write_reports(rows, out, command, settings.model.model)
+                write_reports(rows, out, command, settings.model.model)
     return rows
 
 
