@@ -96,6 +96,34 @@ class ModelEngine(Protocol):
         """Current accounting of the cache."""
         ...
 
+    def reset(self) -> None:
+        """Empty the cache."""
+        ...
+
+    def start_assistant(self, info: SpanInfo | None = None) -> int:
+        """Open an assistant message (its template head); returns tokens added."""
+        ...
+
+    def end_assistant(self, info: SpanInfo | None = None) -> int:
+        """Close the assistant message; returns tokens added."""
+        ...
+
+    def snapshot(self) -> Any:
+        """A copy of the whole cache state (``restore`` returns to it, any number of times, without prefill)."""
+        ...
+
+    def restore(self, snap: Any, manager: Any = None) -> None:
+        """Return to ``snap``."""
+        ...
+
+    def mark(self) -> Any:
+        """The current end of the cache (for ``rollback`` while nothing was compressed)."""
+        ...
+
+    def rollback(self, mark: Any) -> None:
+        """Drop everything appended after ``mark``."""
+        ...
+
 
 # ----------------------------------------------------------------------------------- policy
 @dataclass

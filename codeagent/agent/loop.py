@@ -10,10 +10,10 @@ ends the run; "resolved" means the tests that failed pass and nothing that passe
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeagent.agent import phases
+from codeagent.agent.candidates import Candidate, Files, try_fix, try_repro
 from codeagent.agent.config import AgentConfig
 from codeagent.agent.events import (ContextLimit, EngineFailure, FormatError, Interrupted, Resolved, Terminate,
                                     TimeLimit, TokenLimit, Unresolved)
@@ -22,36 +22,11 @@ from codeagent.agent.listener import Listener
 from codeagent.agent.prompts import render
 from codeagent.agent.symbols import SymbolIndex
 from codeagent.agent.testreport import TestReport, failure_text
-from codeagent.agent.trajectory import MessageRecord, ResultRecord, StepRecord, Trajectory, save
+from codeagent.agent.trajectory import ResultRecord, StepRecord, Trajectory, save
 from codeagent.agent.transcript import Transcript
 from codeagent.errors import CodeagentError
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
-from codeagent.tools import ToolContext, beneath, make_tools
-
-
-@dataclass
-class Candidate:
-    """One sampled reply, what it changed, and how the tests judged it."""
-
-    n: int
-    code: str = ""
-    files: dict[str, str] = field(default_factory=dict)  # path -> new content
-    verdict: phases.Verdict | None = None
-    report: TestReport | None = None
-    error: str = ""
-    snapshot: object = None  # the cache right after the reply
-    message: MessageRecord | None = None
-    messages: int = 0  # transcript length before the reply
-
-    @property
-    def accepted(self) -> bool:
-        """The tests accept it: a repair resolves, a reproduction fails by an assertion."""
-        return not self.error and self.verdict is not None and (self.verdict.resolved or self.verdict.reproduces)
-
-    @property
-    def score(self) -> tuple:
-        """Ordering of candidates (applied ones with the best verdict first)."""
-        return self.verdict.score if self.verdict is not None else (-1, -1_000, -1)
+from codeagent.tools import ToolContext, make_tools
 
 
 class Agent:
@@ -71,7 +46,7 @@ class Agent:
         ctx.extra["index"] = self.index
         self.before: TestReport | None = None
         self.targets: set[str] = set()
-        self.baseline: dict[str, str | None] = {}  # files as they were before any candidate
+        self.files = Files(ctx.workspace)
         self.best: Candidate | None = None
         self.tried = 0
         self.prefill_saved = 0
@@ -156,7 +131,7 @@ class Agent:
         if good is None:
             raise Unresolved("no failing test, and no reproduction the model wrote failed")
         self._back_to(good)
-        self.baseline = {}  # the reproduction test stays: repairs start from here
+        self.files.keep()  # the reproduction test stays: repairs start from here
         self.before = phases.run_suite(self.ctx)
         self.targets = {t for t in self.before.failing if t.startswith(path)}
         self.transcript.say("user", render("reproduced", path=path, output=failure_text(self.before, 800)),
@@ -260,45 +235,13 @@ class Agent:
         return cand.accepted
 
     def _try_fix(self, cand: Candidate, action) -> None:
-        """Apply a repair to the base files, run the tests and judge them against the run before any edit."""
-        self._reset_files()
-        if action.tool != "replace":
-            cand.error = f"expected a definition, got {action.tool}"
-            return
-        obs = self.tools["replace"].run(action.args, self.ctx)
-        path = obs.data.get("path", "")
-        if not obs.ok:
-            cand.error = obs.text.removeprefix("error: ")
-            return
-        self.baseline.setdefault(path, obs.data["before"])
-        if phases.touches_tests(path):
-            cand.error = f"{path} is a test file: fix the code, not the tests"
-            self._reset_files()
-            return
-        cand.files = {path: self._read(path) or ""}
-        if cand.files[path] == self.baseline[path]:
-            cand.error = f"{', '.join(obs.data.get('replaced', []))} is unchanged: that is the code with the bug"
-            return
-        cand.report = phases.run_suite(self.ctx)
-        cand.verdict = phases.judge(self.before, cand.report, self.targets)
-        if self.best is None or cand.score > self.best.score:
+        try_fix(cand, action, self.ctx, self.files, self.tools["replace"], self.before, self.targets)
+        self.index.refresh()
+        if cand.verdict is not None and not cand.error and (self.best is None or cand.score > self.best.score):
             self.best = cand
 
     def _try_repro(self, cand: Candidate, action) -> None:
-        """Write a reproduction test and run it alone: it must fail by an assertion."""
-        path = phases.repro_path(self.ctx.workspace)
-        self._reset_files()
-        self._track(path)
-        obs = self.tools["create"].run({"path": path, "content": action.args.get("code", "")}, self.ctx)
-        if not obs.ok:
-            cand.error = obs.text.removeprefix("error: ")
-            return
-        cand.files = {path: self._read(path) or ""}
-        cand.report = phases.run_suite(self.ctx, only=[path])
-        ok = phases.repro_failed(cand.report, path)
-        cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=0, reproduces=ok)
-        if not ok:
-            cand.error = "the test does not fail by an assertion: " + (cand.report.summary() if cand.report else "")
+        try_repro(cand, action, self.ctx, self.files, self.tools["create"])
 
     def _back_to(self, cand: Candidate) -> None:
         """Cache, transcript and files as right after ``cand``'s reply."""
@@ -306,33 +249,7 @@ class Agent:
         self.prefill_saved += cand.snapshot.logical
         self.transcript.truncate(cand.messages)
         self.traj.messages.append(cand.message)
-        self._reset_files()
-        for path, text in cand.files.items():
-            self._track(path)
-            self._write(path, text)
-
-    # ------------------------------------------------------------------ files
-    def _read(self, path: str) -> str | None:
-        return beneath.read_text_if_file(self.ctx.workspace, path)
-
-    def _write(self, path: str, text: str | None) -> None:
-        """Write (None: delete) a file beneath the workspace, never through a link leading out of it."""
-        if text is not None:
-            beneath.write_bytes(self.ctx.workspace, path, text.encode())
-            return
-        f = self.ctx.workspace / path
-        if f.parent.resolve().is_relative_to(self.ctx.workspace.resolve()):
-            f.unlink(missing_ok=True)
-
-    def _track(self, path: str) -> None:
-        if path not in self.baseline:
-            self.baseline[path] = self._read(path)
-
-    def _reset_files(self) -> None:
-        """Every file a candidate changed back to its content before the candidates."""
-        for path, text in self.baseline.items():
-            self._write(path, text)
-        self.index.refresh()
+        self.files.put(cand)
 
     # ------------------------------------------------------------------ bookkeeping
     def _reply_budget(self) -> int:
@@ -377,10 +294,11 @@ class Agent:
         self.state.phase = "verify"
         self.ui.phase("verify", 0, 0, str(end))
         resolved = isinstance(end, Resolved)
-        if not resolved and not isinstance(end, Interrupted):
-            self._reset_files()  # keep the best repair's patch, nothing else
-            for path, text in (self.best.files if self.best is not None else {}).items():
-                self._write(path, text)
+        if not resolved and not isinstance(end, Interrupted):  # keep the best repair's patch, nothing else
+            if self.best is not None:
+                self.files.put(self.best)
+            else:
+                self.files.reset()
         after = phases.run_suite(self.ctx) if self.before is not None and not isinstance(end, Interrupted) else None
         verdict = phases.judge(self.before, after, self.targets) if after is not None else None
         if resolved and (verdict is None or not verdict.resolved):  # the final run must agree

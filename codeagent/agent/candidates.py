@@ -1,0 +1,119 @@
+"""Candidates and the files they change: each repair is applied to the files as they were before any
+candidate, tested, judged, and taken back; the best one can be put back at the end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeagent.agent import phases
+from codeagent.agent.testreport import TestReport
+from codeagent.agent.trajectory import MessageRecord
+from codeagent.tools import ToolContext, beneath
+
+
+@dataclass
+class Candidate:
+    """One sampled reply, what it changed, and how the tests judged it."""
+
+    n: int
+    code: str = ""
+    files: dict[str, str] = field(default_factory=dict)  # path -> new content
+    verdict: phases.Verdict | None = None
+    report: TestReport | None = None
+    error: str = ""
+    snapshot: object = None  # the cache right after the reply
+    message: MessageRecord | None = None
+    messages: int = 0  # transcript length before the reply
+
+    @property
+    def accepted(self) -> bool:
+        """The tests accept it: a repair resolves, a reproduction fails by an assertion."""
+        return not self.error and self.verdict is not None and (self.verdict.resolved or self.verdict.reproduces)
+
+    @property
+    def score(self) -> tuple:
+        """Ordering of candidates (applied ones with the best verdict first)."""
+        return self.verdict.score if self.verdict is not None else (-1, -1_000, -1)
+
+
+class Files:
+    """The workspace files candidates touch, with their content before any candidate (None: did not exist)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.baseline: dict[str, str | None] = {}
+
+    def read(self, path: str) -> str | None:
+        return beneath.read_text_if_file(self.root, path)
+
+    def write(self, path: str, text: str | None) -> None:
+        """Write (None: delete) a file beneath the workspace, never through a link leading out of it."""
+        if text is not None:
+            beneath.write_bytes(self.root, path, text.encode())
+            return
+        f = self.root / path
+        if f.parent.resolve().is_relative_to(self.root.resolve()):
+            f.unlink(missing_ok=True)
+
+    def track(self, path: str, before: str | None = None, known: bool = False) -> None:
+        """Remember ``path``'s content before the candidates (``before`` when the caller read it already)."""
+        if path not in self.baseline:
+            self.baseline[path] = before if known else self.read(path)
+
+    def reset(self) -> None:
+        """Every tracked file back to its content before the candidates."""
+        for path, text in self.baseline.items():
+            self.write(path, text)
+
+    def put(self, cand: Candidate) -> None:
+        """The base files with ``cand``'s changes."""
+        self.reset()
+        for path, text in cand.files.items():
+            self.track(path)
+            self.write(path, text)
+
+    def keep(self) -> None:
+        """The current files become the base (e.g. after a reproduction test was accepted)."""
+        self.baseline = {}
+
+
+def try_fix(cand: Candidate, action, ctx: ToolContext, files: Files, tool, before: TestReport, targets: set[str]) -> None:
+    """Apply a repair to the base files with ``tool`` (replace), run the tests, judge them against ``before``."""
+    files.reset()
+    if action.tool != "replace":
+        cand.error = f"expected a definition, got {action.tool}"
+        return
+    obs = tool.run(action.args, ctx)
+    path = obs.data.get("path", "")
+    if not obs.ok:
+        cand.error = obs.text.removeprefix("error: ")
+        return
+    files.track(path, obs.data["before"], known=True)
+    if phases.touches_tests(path):
+        cand.error = f"{path} is a test file: fix the code, not the tests"
+        files.reset()
+        return
+    cand.files = {path: files.read(path) or ""}
+    if cand.files[path] == files.baseline[path]:
+        cand.error = f"{', '.join(obs.data.get('replaced', []))} is unchanged: that is the code with the bug"
+        return
+    cand.report = phases.run_suite(ctx)
+    cand.verdict = phases.judge(before, cand.report, targets)
+
+
+def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool) -> None:
+    """Write a reproduction test with ``tool`` (create) and run it alone: it must fail by an assertion."""
+    path = phases.repro_path(ctx.workspace)
+    files.reset()
+    files.track(path)
+    obs = tool.run({"path": path, "content": action.args.get("code", "")}, ctx)
+    if not obs.ok:
+        cand.error = obs.text.removeprefix("error: ")
+        return
+    cand.files = {path: files.read(path) or ""}
+    cand.report = phases.run_suite(ctx, only=[path])
+    ok = phases.repro_failed(cand.report, path)
+    cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=0, reproduces=ok)
+    if not ok:
+        cand.error = "the test does not fail by an assertion: " + (cand.report.summary() if cand.report else "")
