@@ -184,7 +184,7 @@ def report(con: Console, result: ResultRecord, trajectory: str, extra: list[str]
     t.add_row("patch", f"{result.patch_path} ({result.files_changed} file(s) changed)")
     t.add_row("trajectory", trajectory)
     budget = result.budget_slots
-    t.add_row("kv slots", f"peak {kv.get('peak_slots', 0)}, max per step {result.max_physical_slots}, final "
+    t.add_row("kv slots", f"peak {result.kv_peak or kv.get('peak_slots', 0)}, max per step {result.max_physical_slots}, final "
               f"{kv.get('physical_slots', 0)}" + (f" (budget {budget})" if budget else " (no budget)"))
     t.add_row("kv budget", Text("within budget" if result.within_budget else "OVER BUDGET",
                                 style="green" if result.within_budget else "bold red"))

@@ -315,11 +315,12 @@ class Agent:
         patch_path.write_text(patch)
         stats = self.engine.stats()
         peak = max([stats.peak_slots] + [s.kv.get("peak_slots", 0) for s in self.traj.steps])
+        most = max([stats.physical_slots] + [s.kv.get("physical_slots", 0) for s in self.traj.steps])
         self.traj.result = ResultRecord(
             status=end.status, reason=str(end), summary=self._summary(end, verdict),
             tests_passed=None if after is None else after.ok, files_changed=patch.count("diff --git "),
-            patch_path=str(patch_path), kv=stats.as_dict(), max_physical_slots=peak, budget_slots=stats.budget_slots,
-            within_budget=stats.budget_slots is None or peak <= stats.budget_slots,
+            patch_path=str(patch_path), kv=stats.as_dict(), max_physical_slots=most, budget_slots=stats.budget_slots,
+            within_budget=stats.budget_slots is None or most <= stats.budget_slots, kv_peak=peak,
             tests_before=self.before.outcomes if self.before else {}, tests_after=after.outcomes if after else {},
             fail_to_pass=verdict.fixed if verdict else [], broken=verdict.broken if verdict else [],
             candidates=self.tried, prefill_saved_tokens=self.prefill_saved, gen_tokens=self.state.gen_tokens)

@@ -128,6 +128,8 @@ class ResultRecord(BaseModel):
     broken: list[str] = Field(default_factory=list)
     """Tests that passed before and do not now."""
     candidates: int = 0
+    kv_peak: int = 0
+    """Most cache slots at any moment of the run (compression may briefly lift it above the step-end counts)."""
     prefill_saved_tokens: int = 0
     """Prompt tokens not prefilled again thanks to snapshot/restore."""
     gen_tokens: int = 0

@@ -133,7 +133,7 @@ def run_task(engine, task: AgentTask, policy: str, fraction: float, budget: int 
     r = out.result
     row.status, row.reason = r.status, r.reason
     row.gen_tokens, row.prefill_saved, row.candidates = r.gen_tokens, r.prefill_saved_tokens, r.candidates
-    row.kv_peak = r.max_physical_slots
+    row.kv_peak = r.kv_peak or r.max_physical_slots
     box = open_sandbox(sandbox_config(settings.extra), out.workspace.path, ro_paths=out.workspace.git_dirs())
     try:
         row.solved, row.hidden = hidden_verdict(task, out.workspace.path, box)
