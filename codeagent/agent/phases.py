@@ -134,6 +134,9 @@ def localize(index: SymbolIndex, issue: str, report: TestReport | None, max_show
             break
         if sym.kind == "class" and sym.end_line - sym.start_line > 40:
             continue  # a big class: its methods are ranked on their own
+        if any(d.ref.split("::")[0] == sym.path and d.start <= sym.end_line and sym.start_line <= d.end
+               for d in loc.shown):
+            continue  # a class whose method is shown (or the reverse) would show the same lines twice
         lines = sym.end_line - sym.start_line + 1
         if loc.shown and used + lines > max_lines:
             continue

@@ -54,3 +54,13 @@ def test_view_by_symbol(tmp_path: Path) -> None:
         assert not bad.ok and "no definition 'nope' in calc/ops.py (definitions: add, subtract" in bad.text
     finally:
         box.close()
+
+
+def test_localize_shows_the_method_not_its_whole_class_too() -> None:
+    from codeagent.agent import phases
+
+    root = Path(__file__).resolve().parents[2] / "examples" / "cart"
+    loc = phases.localize(SymbolIndex(root), (root / "issue.md").read_text(), None)
+    assert loc.shown[0].ref == "shop/cart.py::Cart.total"
+    assert "shop/cart.py::Cart" not in [d.ref for d in loc.shown]
+    assert "def total(self):" in loc.shown[0].code and loc.language == "python"
