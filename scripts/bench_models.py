@@ -88,14 +88,14 @@ def measure(model: str, weights: str, lengths: list[int], decode_tokens: int, th
 def markdown(rows: list[dict]) -> str:
     """One table row per (model, weights, context)."""
     head = ("| model | weights | context | prefill tok/s | decode tok/s | prefill tok/s (CPU time) | "
-            "decode tok/s (CPU time) | RSS after load | peak RSS | KV | load avg |")
+            "decode tok/s (CPU time) | peak RSS | KV | load avg |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         if r.get("error"):
             lines.append(f"| {r['model']} | {r['weights']} | error: {r['error']} |")
             continue
         lines.append(f"| {r['model']} | {r['weights']} | {r['context']} | {r['prefill_tps']} | {r['decode_tps']} | "
-                     f"{r.get('prefill_tps_cpu', '-')} | {r.get('decode_tps_cpu', '-')} | {r['rss_loaded_gb']} GB | "
+                     f"{r.get('prefill_tps_cpu', '-')} | {r.get('decode_tps_cpu', '-')} | "
                      f"{r['peak_rss_gb']} GB | {r['kv_mb']} MB | {r.get('loadavg_before', '-')} |")
     return "\n".join(lines)
 
