@@ -83,7 +83,7 @@ class KVConfig(BaseModel):
     """When a committed subtask is folded into its summary entries: at the commit (eager), or only
     once the budget needs the room, oldest committed subtask first (pressure: keeps quality the
     budget did not need to give up)."""
-    pinned_cap: float = Field(0.5, gt=0.0, le=1.0)
+    pinned_cap: float = Field(0.75, gt=0.0, le=1.0)
     """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
     pinned_overflow: Literal["merge_oldest", "release_lowest"] = "merge_oldest"
     """Past the pinned cap: merge the oldest pinned slots pairwise (merge_oldest), or unpin the

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -263,13 +263,22 @@ def _indent_width(line: str) -> int:
     return width
 
 
+class _OpenDef(NamedTuple):
+    """A definition the heuristic plan is inside of."""
+
+    indent: int
+    key: int
+    is_class: bool
+    depth: int
+
+
 def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
     """Line plan for code without a grammar: keyword regexes for types, indentation for depth and blocks."""
     spans = _line_spans(text, start, end)
     widths = [_indent_width(text[s:e]) for s, e in spans]
     unit = min((w for (s, e), w in zip(spans, widths) if w and not text[s:e].isspace()), default=4)
     plan: LinePlan = []
-    stack: list[tuple[int, int, bool, int]] = []  # open definitions: (indent, key, is_class, depth)
+    stack: list[_OpenDef] = []
     key = 0
     top_key = -1
     open_parens = 0  # of a signature that spans lines
@@ -289,14 +298,14 @@ def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
         balance = line.count("(") + line.count("[") - line.count(")") - line.count("]")
         if open_parens > 0:  # continuation of a multi-line signature
             open_parens += balance
-            plan.append((s, e, BlockType.FUNCTION_SIGNATURE, stack[-1][1], stack[-1][3]))
+            plan.append((s, e, BlockType.FUNCTION_SIGNATURE, stack[-1].key, stack[-1].depth))
             continue
         closer = bool(_H_CLOSER.match(line))
-        while stack and (ind < stack[-1][0] or (ind == stack[-1][0] and not closer)):
+        while stack and (ind < stack[-1].indent or (ind == stack[-1].indent and not closer)):
             stack.pop()
-        if closer and stack and ind == stack[-1][0]:
-            plan.append((s, e, BlockType.STATEMENT if stack[-1][2] else BlockType.FUNCTION_BODY,
-                         stack[-1][1], depth))
+        if closer and stack and ind == stack[-1].indent:
+            plan.append((s, e, BlockType.STATEMENT if stack[-1].is_class else BlockType.FUNCTION_BODY,
+                         stack[-1].key, depth))
             stack.pop()
             continue
         klass = bool(_H_CLASS.match(line))
@@ -306,7 +315,7 @@ def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
                 key += 1
             block = key if decorator_key is None else decorator_key
             decorator_key = None
-            stack.append((ind, block, klass and not signature, depth))
+            stack.append(_OpenDef(ind, block, klass and not signature, depth))
             btype = BlockType.CLASS_DECLARATION if klass and not signature else BlockType.FUNCTION_SIGNATURE
             plan.append((s, e, btype, block, depth))
             open_parens = max(balance, 0) if signature else 0
@@ -320,11 +329,11 @@ def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
         elif _H_FLOW.match(line):
             btype = BlockType.CONTROL_FLOW
         elif stack:
-            btype = BlockType.STATEMENT if stack[-1][2] else BlockType.FUNCTION_BODY
+            btype = BlockType.STATEMENT if stack[-1].is_class else BlockType.FUNCTION_BODY
         else:
             btype = BlockType.STATEMENT
         if stack:
-            block = stack[-1][1]
+            block = stack[-1].key
         elif (ind == 0 and statement_parens <= 0) or top_key < 0:
             key += 1
             block = top_key = key
