@@ -22,6 +22,7 @@ import numpy as np
 from codeagent.kvcache.languages import language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import call_language, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
+    line_spans as _line_spans,
     Hunk, JsonString, best_language, code_regions, diff_hunks, json_strings, numbered_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -75,18 +76,6 @@ def _normalize(intervals: list[Interval], length: int) -> list[Interval]:
 def _shift(intervals: list[Interval], offset: int) -> list[Interval]:
     """Intervals moved right by ``offset`` chars."""
     return [(s + offset, e + offset, t) for s, e, t in intervals] if offset else intervals
-
-
-def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """(start, end) of every line of text[start:end], newline included."""
-    spans = []
-    pos = start
-    while pos < end:
-        nl = text.find("\n", pos, end)
-        stop = end if nl < 0 else nl + 1
-        spans.append((pos, stop))
-        pos = stop
-    return spans
 
 
 _WORD = re.compile(r"\S+")

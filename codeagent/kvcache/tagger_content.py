@@ -62,7 +62,8 @@ def line_label(line: str) -> int:
     return PROSE if len(line.split()) >= 3 else WEAK
 
 
-def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """(start, end) of every line of text[start:end], newline included."""
     spans = []
     pos = start
     while pos < end:
@@ -84,7 +85,7 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
     region needs two code lines, one of them strong. ``whole``: the span is declared code, so
     everything from the first to the last code line is one region.
     """
-    spans = _line_spans(text, start, end)
+    spans = line_spans(text, start, end)
     labels: list[int] = []
     in_string = False
     for s, e in spans:
@@ -150,7 +151,7 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
     numbers: list[int] = []
     seps: dict[str, int] = {}
     nonblank = 0
-    for s, e in _line_spans(text, start, end):
+    for s, e in line_spans(text, start, end):
         m = _NUMBERED.match(text, s, e)
         if m:
             numbers.append(int(m.group(1)))
@@ -187,7 +188,7 @@ def diff_hunks(text: str, start: int, end: int) -> list[Hunk]:
     hunks: list[Hunk] = []
     cur: list[tuple[int, int, str]] | None = None
     path: str | None = None
-    for s, e in _line_spans(text, start, end):
+    for s, e in line_spans(text, start, end):
         line = text[s:e]
         m = _DIFF_PATH.match(line)
         if m and not line.startswith("--- ") or (m and line.startswith("--- ") and cur is None):
