@@ -188,6 +188,8 @@ def bench_agent(tasks: list[AgentTask], policies: list[str], budgets: list[float
                 progress(f"{task.id} {policy}@{fraction:g}: {row.status}, solved={row.solved}, {row.wall_s:.0f}s, "
                          f"{row.gen_tokens} tokens, peak {row.kv_peak}")
                 write_reports(rows, out, command, settings.model.model)
+                if row.status == "interrupted":  # Ctrl-C or SIGTERM stopped the solve: stop the bench too
+                    raise KeyboardInterrupt
     return rows
 
 
