@@ -128,10 +128,13 @@ def localize(index: SymbolIndex, issue: str, report: TestReport | None, max_show
     ranked = index.rank(issue + "\n" + failure_text(report, 3000) if report is not None else issue, frames, tests)
     loc = Localization(ranked=ranked, repo_map=index.repo_map(ranked), frames=frames)
     top = ranked[0][0] if ranked else 0.0
+    calls = ranked[0][1].uses if ranked else frozenset()  # what the best-ranked definition calls: a helper's bug
     used = 0
     for score, sym in ranked:
-        if len(loc.shown) >= max_shown or (loc.shown and score < 0.5 * top) or score <= 0 and loc.shown:
+        if len(loc.shown) >= max_shown or score <= 0 and loc.shown:
             break
+        if loc.shown and score < 0.5 * top and sym.short not in calls:
+            continue
         if sym.kind == "class" and sym.end_line - sym.start_line > 40:
             continue  # a big class: its methods are ranked on their own
         if any(d.ref.split("::")[0] == sym.path and d.start <= sym.end_line and sym.start_line <= d.end

@@ -161,6 +161,12 @@ def _signature(text: str, language: str) -> str:
     return head[:160]
 
 
+def name_parts(name: str) -> list[str]:
+    """Lower-case parts of a snake_case or camelCase name, three letters or more."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ")
+    return [p.lower() for p in spaced.split() if len(p) >= 3]
+
+
 def identifiers(text: str) -> list[str]:
     """Code-like words of ``text`` (identifiers, dotted names split), without common English words."""
     words = []
@@ -249,6 +255,7 @@ class SymbolIndex:
         """
         words = identifiers(issue)
         named = set(words)
+        lowered = {w.lower() for w in words} | {p for w in words for p in name_parts(w)}
         backticked = set(identifiers(" ".join(re.findall(r"`([^`]+)`", issue))))
         frame_funcs = {f for p, f in frames if not is_test_path(p)}
         frame_files = {p for p, _ in frames}
@@ -264,6 +271,11 @@ class SymbolIndex:
                 score += 4
             elif s.short in named or s.name in issue:
                 score += 3
+            elif not score:  # parts of the name (circle_area, parseDuration) the text uses
+                parts = name_parts(s.short)
+                hits = sum(p in lowered for p in parts)
+                if len(parts) > 1 and hits:
+                    score += min(2.0, 0.75 * hits)
             if s.path in paths_named:
                 score += 3 if score else 1.5  # the issue names the definition and its file
             if any(s.path.endswith(f) or f.endswith(s.path) for f in frame_files):
