@@ -64,3 +64,14 @@ def test_localize_shows_the_method_not_its_whole_class_too() -> None:
     assert loc.shown[0].ref == "shop/cart.py::Cart.total"
     assert "shop/cart.py::Cart" not in [d.ref for d in loc.shown]
     assert "def total(self):" in loc.shown[0].code and loc.language == "python"
+
+
+def test_localize_shows_a_helper_the_named_function_calls_and_name_parts_count() -> None:
+    from codeagent.agent import phases
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    invoice = phases.localize(SymbolIndex(examples / "invoice"), (examples / "invoice" / "issue.md").read_text(), None)
+    assert invoice.shown[0].ref == "billing/invoice.py::render_invoice"
+    assert "billing/money.py::format_money" in [d.ref for d in invoice.shown]
+    geometry = phases.localize(SymbolIndex(examples / "geometry"), (examples / "geometry" / "issue.md").read_text(), None)
+    assert "shapes/geometry.py::circle_area" in [d.ref for d in geometry.shown]
