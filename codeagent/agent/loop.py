@@ -142,7 +142,7 @@ class Agent:
         self.ui.phase("repair", 0, 0, f"{self.cfg.candidates} candidate(s) from one snapshot")
         self._event("commit", "localize")
         cands = self._candidates(render("repair", spec=self.format.spec()), "attempt", loc.language,
-                                 self.cfg.candidates, self._try_fix)
+                                 self.cfg.candidates, self._try_fix, heads=phases.other_heads(loc, self.cfg.candidates))
         for round_ in range(1, self.cfg.max_debug_rounds + 1):
             self._resolved(cands)
             best = max(cands, key=lambda c: c.score)
@@ -167,9 +167,13 @@ class Agent:
                            "passed fails")
 
     # ------------------------------------------------------------------ candidates from one snapshot
-    def _candidates(self, request: str | None, subtask: str, language: str | None, k: int, evaluate) -> list[Candidate]:
-        """Up to ``k`` replies to ``request`` sampled from one snapshot (greedy first); each is evaluated and the
-        run ends as resolved at the first one the tests accept."""
+    def _candidates(self, request: str | None, subtask: str, language: str | None, k: int, evaluate,
+                    heads: list[str] = ()) -> list[Candidate]:
+        """Up to ``k`` replies to ``request`` from one snapshot: greedy first, then sampled, and last one greedy reply
+        per entry of ``heads`` started with that definition's first line (a small model tends to rewrite the first
+        definition it was shown). Each is evaluated; the first the tests accept ends the loop."""
+        heads = list(heads)[:max(k - 1, 0)]
+        plan = [(None, 0.0)] + [(None, self.cfg.candidate_temperature)] * (k - 1 - len(heads)) + [(h, 0.0) for h in heads]
         if request is not None:
             self.transcript.say("user", request, SpanInfo(kind=SegmentKind.TEXT, subtask=subtask))
         start = len(self.traj.messages)
@@ -182,20 +186,20 @@ class Agent:
                 self.prefill_saved += snap.logical
             self.tried += 1
             cand = Candidate(n=self.tried, messages=start)
-            accepted = self._turn(cand, subtask, language, temperature=0.0 if i == 0 else self.cfg.candidate_temperature,
-                                  evaluate=evaluate, seen=out)
+            head, temperature = plan[i]
+            accepted = self._turn(cand, subtask, language, temperature, evaluate, out, head)
             out.append(cand)
             if accepted:
                 break
         return out
 
     def _turn(self, cand: Candidate, subtask: str, language: str | None, temperature: float, evaluate,
-              seen: list[Candidate]) -> bool:
+              seen: list[Candidate], head: str | None = None) -> bool:
         """Query -> parse -> execute -> observe, for one candidate; whether the tests accept it."""
         self._check_limits()
         rec = self._record(subtask)
         info = SpanInfo(kind=SegmentKind.CODE, subtask=subtask, language=language)
-        primer = self.format.primer(language)
+        primer = self.format.primer(language) + (head + "\n" if head else "")
         self.ui.generating(f"candidate {cand.n}")
         self.engine.start_assistant(info)
         self.engine.append(primer, info)

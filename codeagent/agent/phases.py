@@ -156,6 +156,18 @@ def localize(index: SymbolIndex, issue: str, report: TestReport | None, max_show
     return loc
 
 
+def other_heads(loc: Localization, k: int) -> list[str]:
+    """First lines of the shown code definitions after the best-ranked one (tests excluded), at most ``k - 1``."""
+    heads = []
+    for d in loc.shown[1:]:
+        if touches_tests(d.ref.split("::")[0]):
+            continue
+        line = next((ln.strip() for ln in d.code.splitlines() if ln.strip() and not ln.lstrip().startswith("@")), "")
+        if line:
+            heads.append(line)
+    return heads[:max(k - 1, 0)]
+
+
 def failing_summary(report: TestReport) -> str:
     """Failing test ids in one line."""
     ids = sorted(report.failing)

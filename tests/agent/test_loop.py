@@ -58,7 +58,7 @@ def test_greedy_miss_then_sampled_fix_from_one_snapshot_resolves(repo: Path) -> 
 
 def test_all_candidates_fail_unresolved_with_best_patch_and_a_debug_round(repo: Path) -> None:
     out, eng = run(repo, [WRONG_DEF, BREAKING_DEF, WRONG_DEF, WRONG_DEF, "no code here"],
-                   "agent.candidates=3", "agent.debug_candidates=2")
+                   "agent.candidates=3", "agent.debug_candidates=2", "agent.max_shown_definitions=1")
     r = out.result
     assert r.status == "unresolved" and "best: now failing (passed before)" in r.reason
     assert r.candidates == 5
@@ -70,6 +70,17 @@ def test_all_candidates_fail_unresolved_with_best_patch_and_a_debug_round(repo: 
     traj = load(out.trajectory)
     assert traj.steps[-1].observation["error"]  # prose instead of a definition is an error, not a crash
     assert any(s.observation and s.observation.get("duplicate_of") for s in traj.steps)  # same code is not re-run
+
+
+def test_last_candidates_start_with_the_other_shown_definitions(repo: Path) -> None:
+    other = "```python\ndef evaluate(text):\n    return 3.5\n```\n"
+    out, eng = run(repo, [WRONG_DEF, other], "agent.candidates=2", "agent.max_debug_rounds=0")
+    primers = [c[3] for c in eng.calls if c[0] == "append"]
+    assert primers == ["```python\n", "```python\ndef evaluate(text):\n"]
+    traj = load(out.trajectory)
+    last = traj.steps[-1].observation
+    assert not last["error"] and "now failing (passed before)" in last["verdict"]  # evaluate itself was replaced
+    assert out.result.status == "unresolved"
 
 
 def test_editing_a_test_file_is_refused(repo: Path) -> None:
