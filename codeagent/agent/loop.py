@@ -146,16 +146,19 @@ class Agent:
         for round_ in range(1, self.cfg.max_debug_rounds + 1):
             self._resolved(cands)
             best = max(cands, key=lambda c: c.score)
-            if best.verdict is None or best.report is None:
-                break
+            if best.report is None:  # nothing ran: tell the model why its last reply did not apply
+                best = next((c for c in reversed(cands) if c.error and c.message is not None), None)
+                if best is None:
+                    break
+            why = best.verdict.describe() if best.report is not None else best.error
+            output = failure_text(best.report, self.cfg.max_failure_chars) if best.report is not None else ""
             self._back_to(best)
             sub = f"attempt-{best.n}"
-            self.transcript.say("user", render("debug", verdict=best.verdict.describe(),
-                                               output=failure_text(best.report, self.cfg.max_failure_chars)),
+            self.transcript.say("user", render("debug", verdict=why, output=output),
                                 SpanInfo(kind=SegmentKind.ERROR, subtask=sub))
             self._event("debug_open", sub)
             self._event("commit", sub)
-            self.ui.phase("debug", round_, self.cfg.max_debug_rounds, best.verdict.describe())
+            self.ui.phase("debug", round_, self.cfg.max_debug_rounds, why)
             cands = self._candidates(None, f"debug-{round_}", loc.language, self.cfg.debug_candidates, self._try_fix)
         self._resolved(cands)
 

@@ -83,6 +83,15 @@ def test_last_candidates_start_with_the_other_shown_definitions(repo: Path) -> N
     assert out.result.status == "unresolved"
 
 
+def test_a_reply_that_did_not_apply_is_explained_in_the_debug_round(repo: Path) -> None:
+    unchanged = ("```python\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError(\"division by zero\")\n"
+                 "    return a // b\n```\n")
+    out, eng = run(repo, [unchanged, GOOD_DEF], "agent.candidates=1", "agent.debug_candidates=1")
+    assert out.result.status == "resolved" and out.result.candidates == 2
+    debug = [c for c in eng.calls if c[0] == "message" and c[3] == "attempt-1"]
+    assert debug and "divide is unchanged" in debug[0][4]
+
+
 def test_editing_a_test_file_is_refused(repo: Path) -> None:
     cheat = "```python\n# file: tests/test_calc.py\ndef test_division():\n    assert True\n```\n"
     out, _ = run(repo, [cheat], "agent.candidates=1", "agent.max_debug_rounds=0")
