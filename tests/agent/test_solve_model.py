@@ -64,4 +64,6 @@ def test_real_engine_candidates_restore_the_snapshot_within_budget(tmp_path: Pat
     for step in traj.steps:
         assert step.kv["physical_slots"] <= BUDGET, f"step {step.n}: {step.kv['physical_slots']} slots"
     assert res.within_budget and res.max_physical_slots <= BUDGET
-    assert {"system", "issue"} <= set(traj.steps[-1].kv["by_kind"])
+    kinds = set(traj.steps[-1].kv["by_kind"])
+    # the issue is pinned; at 256 slots the (unpinned) system prompt may be evicted for newer spans
+    assert "issue" in kinds and kinds - {"template", "system", "issue"}, kinds
