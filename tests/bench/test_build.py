@@ -10,18 +10,10 @@ import pytest
 from codeagent.bench import build
 from codeagent.bench.build import FAMILIES, TOKEN_RANGES, TokenCounter, build_tasks
 from codeagent.bench.tasks import load_tasks, render_chatml, task_spans
-from codeagent.errors import CodeagentError, InputError
+from codeagent.errors import InputError
 from codeagent.kvcache.tags import SegmentKind
 
 N = 2
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    try:
-        return build.load_default_tokenizer()
-    except CodeagentError as exc:
-        pytest.skip(f"embedded tokenizer unavailable: {exc}")
 
 
 @pytest.fixture(scope="module")

@@ -12,17 +12,9 @@ from codeagent.bench import build
 from codeagent.bench.build import TokenCounter, build_tasks
 from codeagent.bench.styles import STYLES, restyle
 from codeagent.bench.tasks import load_tasks, render_chatml, task_spans
-from codeagent.errors import CodeagentError, InputError
+from codeagent.errors import InputError
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tags import BlockType, SegmentKind
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    try:
-        return build.load_default_tokenizer()
-    except CodeagentError as exc:
-        pytest.skip(f"embedded tokenizer unavailable: {exc}")
 
 
 @pytest.fixture(scope="module")

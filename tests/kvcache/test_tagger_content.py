@@ -16,6 +16,7 @@ from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import code_regions, language_candidates, numbered_rows
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
+from tests.kvcache.test_tagger import tag_at, tag_of
 
 B = BlockType
 K = SegmentKind
@@ -28,22 +29,6 @@ Intervals = list[tuple[int, int, TokenTag]]
 @pytest.fixture()
 def tagger() -> StructureTagger:
     return StructureTagger()
-
-
-def tag_at(ivs: Intervals, pos: int) -> TokenTag:
-    for s, e, t in ivs:
-        if s <= pos < e:
-            return t
-    raise AssertionError(f"position {pos} not covered")
-
-
-def tag_of(text: str, ivs: Intervals, needle: str, nth: int = 0) -> TokenTag:
-    pos = -1
-    for _ in range(nth + 1):
-        pos = text.index(needle, pos + 1)
-    while text[pos].isspace():
-        pos += 1
-    return tag_at(ivs, pos)
 
 
 def covered(text: str, ivs: Intervals) -> None:
