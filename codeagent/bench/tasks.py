@@ -181,6 +181,15 @@ def _pasted(text: str) -> bool:
 _FENCED = re.compile(r"^```[^\n]*\n.*?^```", re.MULTILINE | re.DOTALL)
 
 
+def _pasted_language(text: str) -> str | None:
+    """Language of the largest fenced block of a pasted message: its fence's info string, else the
+    path named just before the fence (aider writes ``path`` then the fence); never a path that only
+    appears inside the pasted code."""
+    block = max(_FENCED.finditer(text), key=lambda m: len(m.group(0)))
+    named = language_for_fence(block.group(0).split("\n", 1)[0][3:])
+    return named or call_language(text[max(0, block.start() - 300):block.start()])
+
+
 def _is_call(seg: Segment) -> bool:
     return seg.kind == "tool_call" or (seg.role == "assistant" and seg.kind == "text" and looks_like_tool_call(seg.text))
 
@@ -194,7 +203,7 @@ def _output_span(seg: Segment, call: str | None) -> tuple[SegmentKind, str | Non
     text = max((js.value for js in strings), key=len) if strings else seg.text
     fenced = [m.group(0) for m in _FENCED.finditer(text)]
     if fenced and _pasted(text):
-        return SegmentKind.FILE_VIEW, language or call_language(text) or fence_language(text)
+        return SegmentKind.FILE_VIEW, language or _pasted_language(text)
     if looks_like_file_view(text) or (language is not None and text.strip() and not strings
                                       and numbered_rows(text) is None and code_regions(text, 0, len(text))):
         return SegmentKind.FILE_VIEW, language or call_language(seg.text[:400])

@@ -169,3 +169,17 @@ def test_span_kinds_of_foreign_sessions():
         SegmentKind.TEST_LOG, SegmentKind.TEXT,
     ]
     assert [spans[i].language for i in (3, 5, 7)] == ["python", "python", "typescript"]
+
+
+@pytest.mark.parametrize("fence", ["", "python"])
+def test_pasted_file_language_comes_from_its_path_not_its_content(fence):
+    """aider pastes ``path`` + fence; paths the pasted code mentions (``setup.cfg``, ``pyproject.toml``)
+    must not decide its language."""
+    code = ('def load(path="pyproject.toml"):\n    """Read settings from setup.cfg or pyproject.toml."""\n'
+            "    with open(path) as fh:\n        return fh.read()\n")
+    pasted = f"I added these files to the chat.\n\nsrc/conf/load.py\n```{fence}\n{code}```"
+    segs = [Segment(role="user", kind="text", text="Fix the loader."),
+            Segment(role="assistant", kind="text", text="Please add src/conf/load.py to the chat."),
+            Segment(role="user", kind="text", text=pasted)]
+    span = task_spans(Task(id="x", family="f", segments=segs, probe={"prompt": "", "target": "a"}))[2]
+    assert (span.kind, span.language) == (SegmentKind.FILE_VIEW, "python")
