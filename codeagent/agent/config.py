@@ -24,6 +24,12 @@ class AgentConfig(BaseModel):
     """Rounds in which the best failing candidate's test output goes back to the model for another try."""
     debug_candidates: int = Field(2, ge=1)
     """Candidates sampled (from one snapshot) in each debug round."""
+    view_turns: int = Field(1, ge=0)
+    """Definitions the model may ask to see (``view PATH::NAME`` from the repository map) at the start of each
+    debug round, before it tries again; 0 turns the question off."""
+    plan: bool = False
+    """Before the repairs the model writes a short plan (what is wrong, which definition to change), kept in the
+    cache as a PLAN span; off by default: small models plan poorly, and the phases already are the plan."""
     max_shown_definitions: int = Field(3, ge=1)
     """Most definitions localization shows the model (besides the first failing test)."""
     max_failure_chars: int = Field(1500, ge=200)

@@ -138,9 +138,54 @@ class Agent:
                             SpanInfo(kind=SegmentKind.ERROR, subtask="reproduce"))
         self._event("commit", "reproduce-test")
 
+    def _plan(self) -> None:
+        """The model's own plan (``agent.plan``): a few lines kept in the cache as a PLAN span."""
+        self.ui.phase("plan", 0, 0, "the model writes a short plan")
+        rec = self._ask(render("plan_fix"), "plan", SegmentKind.PLAN, self.cfg.plan_tokens)
+        self._save_step(rec)
+
+    def _look(self, subtask: str) -> None:
+        """Up to ``agent.view_turns`` times the model may ask for a definition of the map that it was not shown."""
+        for _ in range(self.cfg.view_turns):
+            rec = self._ask(render("view"), subtask, SegmentKind.TOOL_CALL, 32)
+            sym = phases.requested_definition(rec.reply, self.index, [d.ref for d in self.loc.shown])
+            rec.observation = {"view": sym.ref if sym is not None else None}
+            self._save_step(rec)
+            if sym is None:
+                return
+            shown = phases.shown_definition(self.index, sym, 80)
+            self.loc.shown.append(shown)
+            self.ctx.extra["shown"] = [shown.ref] + list(self.ctx.extra.get("shown", []))
+            self.ui.note(f"viewed {shown.ref}")
+            self.transcript.say("user", render("context", repo_map="", definitions=[shown]),
+                                SpanInfo(kind=SegmentKind.FILE_VIEW, subtask=subtask, language=shown.language))
+
+    def _ask(self, prompt: str, subtask: str, kind: SegmentKind, max_tokens: int) -> StepRecord:
+        """A short greedy free-text turn (a plan, a view request); its reply stays in the cache and the trajectory."""
+        self._check_limits()
+        rec = self._record(subtask)
+        self.transcript.say("user", prompt, SpanInfo(kind=SegmentKind.TEXT, subtask=subtask))
+        info = SpanInfo(kind=kind, subtask=subtask)
+        self.ui.generating(subtask)
+        self.engine.start_assistant(info)
+        gen = self.engine.generate(max_tokens, stop=["\n\n"], temperature=0.0, seed=self.cfg.seed,
+                                   on_token=self.ui.token, info=info)
+        self.engine.end_assistant(info)
+        self.state.gen_tokens += len(gen.token_ids)
+        self.state.turns += 1
+        self.transcript.reply(gen, info)
+        rec.reply = gen.text
+        rec.gen = {"tokens": len(gen.token_ids), "finish_reason": gen.finish_reason, "decode_s": round(gen.decode_s, 3)}
+        if gen.finish_reason == "interrupted":
+            self._save_step(rec)
+            raise Interrupted("interrupted by Ctrl-C during generation")
+        return rec
+
     def _repair(self, loc: phases.Localization) -> None:
-        self.ui.phase("repair", 0, 0, f"{self.cfg.candidates} candidate(s) from one snapshot")
         self._event("commit", "localize")
+        if self.cfg.plan:
+            self._plan()
+        self.ui.phase("repair", 0, 0, f"{self.cfg.candidates} candidate(s) from one snapshot")
         cands = self._candidates(render("repair", spec=self.format.spec()), "attempt", loc.language,
                                  self.cfg.candidates, self._try_fix, heads=phases.other_heads(loc, self.cfg.candidates))
         for round_ in range(1, self.cfg.max_debug_rounds + 1):
@@ -154,12 +199,16 @@ class Agent:
             output = failure_text(best.report, self.cfg.max_failure_chars) if best.report is not None else ""
             self._back_to(best)
             sub = f"attempt-{best.n}"
-            self.transcript.say("user", render("debug", verdict=why, output=output),
+            look = self.cfg.view_turns > 0
+            self.transcript.say("user", render("debug", verdict=why, output=output, again=not look),
                                 SpanInfo(kind=SegmentKind.ERROR, subtask=sub))
             self._event("debug_open", sub)
             self._event("commit", sub)
             self.ui.phase("debug", round_, self.cfg.max_debug_rounds, why)
-            cands = self._candidates(None, f"debug-{round_}", loc.language, self.cfg.debug_candidates, self._try_fix)
+            if look:
+                self._look(f"debug-{round_}")
+            cands = self._candidates(render("again") if look else None, f"debug-{round_}", loc.language,
+                                     self.cfg.debug_candidates, self._try_fix)
         self._resolved(cands)
 
     def _resolved(self, cands: list[Candidate]) -> None:

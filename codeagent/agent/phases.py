@@ -5,6 +5,7 @@ The loop (:mod:`codeagent.agent.loop`) strings them together with the model's ca
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,16 +145,38 @@ def localize(index: SymbolIndex, issue: str, report: TestReport | None, max_show
         if loc.shown and used + lines > max_lines:
             continue
         used += lines
-        code = "\n".join((beneath.read_text_if_file(index.root, sym.path) or "").splitlines()[sym.start_line - 1:
-                                                                                           sym.end_line])
-        loc.shown.append(Shown(ref=sym.ref, start=sym.start_line, end=sym.end_line,
-                               language=language_for_path(sym.path) or "", code=code))
+        loc.shown.append(shown_definition(index, sym))
     for test in tests[:1]:  # the first failing test, as context (tests are never rewritten)
-        code = "\n".join((beneath.read_text_if_file(index.root, test.path) or "").splitlines()[test.start_line - 1:
-                                                                                            test.end_line][:30])
-        loc.shown.append(Shown(ref=test.ref, start=test.start_line, end=test.end_line,
-                               language=language_for_path(test.path) or "", code=code))
+        loc.shown.append(shown_definition(index, test, 30))
     return loc
+
+
+def shown_definition(index: SymbolIndex, sym: Symbol, max_lines: int | None = None) -> Shown:
+    """``sym`` as the model is shown it: its current text (the first ``max_lines`` lines when given)."""
+    lines = (beneath.read_text_if_file(index.root, sym.path) or "").splitlines()[sym.start_line - 1:sym.end_line]
+    return Shown(ref=sym.ref, start=sym.start_line, end=sym.end_line, language=language_for_path(sym.path) or "",
+                 code="\n".join(lines[:max_lines]))
+
+
+_VIEW_REF = re.compile(r"([\w./-]+\.\w+)::([\w.]+)")
+_WORD = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_NOT_NAMES = {"fix", "view", "none", "the", "in", "is", "bug", "definition"}
+
+
+def requested_definition(reply: str, index: SymbolIndex, shown: list[str]) -> Symbol | None:
+    """The code definition a reply asks to see (``view PATH::NAME``, or a bare name that is unique in the
+    repository), when it is not a test and not shown already; None for ``fix`` or anything unknown."""
+    wanted: list[Symbol] = []
+    for m in _VIEW_REF.finditer(reply):
+        sym = index.find(m.group(1).lstrip("./"), m.group(2))
+        if sym is not None:
+            wanted.append(sym)
+    if not wanted:
+        for word in (w for w in _WORD.findall(reply) if w.lower() not in _NOT_NAMES):
+            found = [s for s in index.symbols if not s.is_test and (s.name == word or s.short == word)]
+            if len(found) == 1:
+                wanted.append(found[0])
+    return next((s for s in wanted if not s.is_test and not touches_tests(s.path) and s.ref not in shown), None)
 
 
 def other_heads(loc: Localization, k: int) -> list[str]:

@@ -11,7 +11,7 @@ from codeagent.agent.runner import prepare, solve
 from codeagent.agent.scripted import ScriptedEngine
 from codeagent.agent.trajectory import load
 from codeagent.protocols import ModelEngine
-from tests.agent.conftest import BREAKING_DEF, GOOD_DEF, WRONG_DEF, git
+from tests.agent.conftest import BREAKING_DEF, GOOD_DEF, WRONG_DEF, git, make_repo
 
 ISSUE = "Division drops the fraction: `evaluate('7 / 2')` gives 3.0; `divide` in calc/ops.py floors."
 
@@ -57,7 +57,7 @@ def test_greedy_miss_then_sampled_fix_from_one_snapshot_resolves(repo: Path) -> 
 
 
 def test_all_candidates_fail_unresolved_with_best_patch_and_a_debug_round(repo: Path) -> None:
-    out, eng = run(repo, [WRONG_DEF, BREAKING_DEF, WRONG_DEF, WRONG_DEF, "no code here"],
+    out, eng = run(repo, [WRONG_DEF, BREAKING_DEF, WRONG_DEF, "fix", WRONG_DEF, "no code here"],
                    "agent.candidates=3", "agent.debug_candidates=2", "agent.max_shown_definitions=1")
     r = out.result
     assert r.status == "unresolved" and "best: now failing (passed before)" in r.reason
@@ -86,10 +86,47 @@ def test_last_candidates_start_with_the_other_shown_definitions(repo: Path) -> N
 def test_a_reply_that_did_not_apply_is_explained_in_the_debug_round(repo: Path) -> None:
     unchanged = ("```python\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError(\"division by zero\")\n"
                  "    return a // b\n```\n")
-    out, eng = run(repo, [unchanged, GOOD_DEF], "agent.candidates=1", "agent.debug_candidates=1")
+    out, eng = run(repo, [unchanged, GOOD_DEF], "agent.candidates=1", "agent.debug_candidates=1",
+                   "agent.view_turns=0")
     assert out.result.status == "resolved" and out.result.candidates == 2
     debug = [c for c in eng.calls if c[0] == "message" and c[3] == "attempt-1"]
     assert debug and "divide is unchanged" in debug[0][4]
+
+
+def test_the_model_may_view_a_definition_of_the_map_before_the_debug_round(repo: Path) -> None:
+    """The bug is in a definition localization did not show: the model names it, sees it, rewrites it."""
+    (repo / "calc/ops.py").write_text((repo / "calc/ops.py").read_text().replace("return a // b", "return _quotient(a, b)")
+                                      + "\n\ndef _quotient(a, b):\n    return a // b\n")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "a helper")
+    helper = "```python\ndef _quotient(a, b):\n    return a / b\n```\n"
+    out, eng = run(repo, [WRONG_DEF, "view calc/ops.py::_quotient", helper], "agent.candidates=1",
+                   "agent.debug_candidates=1", "agent.max_shown_definitions=1")
+    assert out.result.status == "resolved", out.result.reason
+    gens = calls(eng, "generate")
+    assert [g[1:3] for g in gens] == [("code", "attempt"), ("tool_call", "debug-1"), ("code", "debug-1")]
+    shown = [c for c in eng.calls if c[0] == "message" and c[2] == "file_view" and c[3] == "debug-1"]
+    assert shown and "calc/ops.py::_quotient" in shown[0][4] and "return a // b" in shown[0][4]
+    traj = load(out.trajectory)
+    assert any(s.observation and s.observation.get("view") == "calc/ops.py::_quotient" for s in traj.steps)
+    assert "+    return a / b" in Path(out.result.patch_path).read_text()
+
+
+def test_a_view_of_nothing_known_goes_straight_to_the_debug_candidates(repo: Path) -> None:
+    out, eng = run(repo, [WRONG_DEF, "fix", GOOD_DEF], "agent.candidates=1", "agent.debug_candidates=1")
+    assert out.result.status == "resolved"
+    assert not [c for c in eng.calls if c[0] == "message" and c[2] == "file_view" and c[3] == "debug-1"]
+    traj = load(out.trajectory)
+    assert any(s.observation == {"view": None} for s in traj.steps)
+
+
+def test_plan_option_adds_a_plan_turn_before_the_repairs(repo: Path) -> None:
+    plan = "divide floors with //; change it to true division."
+    out, eng = run(repo, [plan, GOOD_DEF], "agent.plan=true")
+    assert out.result.status == "resolved"
+    gens = calls(eng, "generate")
+    assert [g[1:3] for g in gens] == [("plan", "plan"), ("code", "attempt")] and gens[0][3] == plan
+    default, eng2 = run(make_repo(repo.parent / "again"), [GOOD_DEF])
+    assert [g[1] for g in calls(eng2, "generate")] == ["code"]  # off by default
 
 
 def test_editing_a_test_file_is_refused(repo: Path) -> None:
