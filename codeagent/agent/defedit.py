@@ -61,6 +61,46 @@ def _top_definitions(code: str, language: str) -> tuple[list[tuple[str, str, str
     return defs, imports
 
 
+_MEMBER_NOISE = {"comment", "pass_statement", "empty_statement"}
+
+
+def _split_partial_classes(defs: list[tuple[str, str, str, bool]], code: str, language: str,
+                           existing: list[tuple[str, str, ts.Node]]) -> list[tuple[str, str, str, bool]]:
+    """A class written with only some of the methods the file's class has (a small model showing a fixed method
+    in its class) stands for those methods: each replaces its namesake and the class's other members stay. A class
+    whose body holds anything but methods (fields, assignments) is a whole new version and is kept as it is."""
+    if not any(kind == "class" for _, kind, _, _ in defs):
+        return defs
+    src = code.encode()
+    nodes = definition_nodes(parser_for(language).parse(src), src, language)
+    out: list[tuple[str, str, str, bool]] = []
+    for name, kind, text, decorated in defs:
+        target = _match(existing, name, []) if kind == "class" else None
+        cls = next((node for n, _, node in nodes if n == name), None)
+        methods = [(n, k, node) for n, k, node in nodes if n.startswith(name + ".") and "." not in n[len(name) + 1:]]
+        body = _inner(cls).child_by_field_name("body") if cls is not None else None
+        if target is None or not methods or body is None:
+            out.append((name, kind, text, decorated))
+            continue
+        ids = {node.id for _, _, node in methods}
+        only_methods = all(m.id in ids or m.type in _MEMBER_NOISE or _is_docstring(m) for m in body.named_children)
+        old = {n.rsplit(".", 1)[-1] for n, _, _ in existing if n.startswith(target[0] + ".")
+               and "." not in n[len(target[0]) + 1:]}
+        new = {n.rsplit(".", 1)[-1] for n, _, _ in methods}
+        if not only_methods or old <= new:
+            out.append((name, kind, text, decorated))
+            continue
+        for n, k, node in methods:
+            line_start = src.rfind(b"\n", 0, node.start_byte) + 1  # with its indentation, so dedent sees it
+            out.append((f"{target[0]}.{n.rsplit('.', 1)[-1]}", k, src[line_start:node.end_byte].decode(),
+                        node.type == "decorated_definition"))
+    return out
+
+
+def _is_docstring(node: ts.Node) -> bool:
+    return node.type == "expression_statement" and node.named_child_count == 1 and node.named_children[0].type == "string"
+
+
 def _error_line(node: ts.Node) -> int:
     stack = [node]
     while stack:
@@ -105,6 +145,7 @@ def replace_in_source(src: bytes, path: str, code: str, prefer: list[str] = ()) 
     parser = parser_for(language)
     tree = parser.parse(src)
     existing = definition_nodes(tree, src, language)
+    defs = _split_partial_classes(defs, code, language, existing)
     edits: list[tuple[int, int, str]] = []
     replaced, added, pending = [], [], []
     first_target: ts.Node | None = None

@@ -44,10 +44,25 @@ def test_a_method_written_flush_left_is_indented_and_keeps_its_decorator(shapes:
 
 
 def test_a_whole_class_replaces_the_class(shapes: Path) -> None:
-    new = "class Rect:\n    def __init__(self, w, h):\n        self.w, self.h = w, h\n"
-    replace_definitions(shapes, "shapes.py", new)
+    """A class with more than methods in its body (here a class attribute) is a new version of the class."""
+    new = "class Rect:\n    sides = 4\n\n    def __init__(self, w, h):\n        self.w, self.h = w, h\n"
+    done = replace_definitions(shapes, "shapes.py", new)
     text = (shapes / "shapes.py").read_text()
+    assert done.replaced == ["Rect"] and "sides = 4" in text
     assert "def scale" not in text and "def total(shapes):" in text
+
+
+def test_a_class_written_with_some_of_its_methods_replaces_only_those(shapes: Path) -> None:
+    """Small models show a fixed method inside its class header: the class's other members stay."""
+    new = ('class Rect:\n    """Docstring."""\n\n    @property\n    def area(self):\n        return self.w * self.h\n\n'
+           "    def double(self):\n        return self.scale(2)\n")
+    done = replace_definitions(shapes, "shapes.py", new)
+    text = (shapes / "shapes.py").read_text()
+    assert done.replaced == ["Rect.area"] and done.added == ["Rect.double"]
+    assert "    def __init__(self, w, h):\n        self.w, self.h = w, h\n" in text
+    assert "    @property\n    def area(self):\n        return self.w * self.h\n" in text
+    assert "    def double(self):\n        return self.scale(2)\n" in text and "def scale(self, k):" in text
+    assert text.count("class Rect") == 1 and '"""Docstring."""' not in text
 
 
 def test_new_helper_is_inserted_and_missing_imports_added(shapes: Path) -> None:
