@@ -182,7 +182,8 @@ class Agent:
         return rec
 
     def _repair(self, loc: phases.Localization) -> None:
-        self._event("commit", "localize")
+        # the localized code stays an open subtask while repairs run: committing it here let the budget fold the
+        # very definitions the candidates rewrite (default at 50% of the peak lost geometry that way)
         if self.cfg.plan:
             self._plan()
         self.ui.phase("repair", 0, 0, f"{self.cfg.candidates} candidate(s) from one snapshot")
@@ -361,6 +362,8 @@ class Agent:
             end, resolved = Unresolved(f"the final test run disagrees: {verdict.describe() if verdict else 'no run'}"), False
         if resolved:
             self._event("debug_close", "reproduce")
+        if self.loc is not None and not isinstance(end, EngineFailure):
+            self._event("commit", "localize")  # the repairs are over: the shown code may fold
         try:
             patch = self.workspace.diff() if self.workspace is not None else ""
         except CodeagentError as exc:  # git failing on a wrecked work tree: the run still ends with a result

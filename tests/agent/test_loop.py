@@ -52,7 +52,9 @@ def test_greedy_miss_then_sampled_fix_from_one_snapshot_resolves(repo: Path) -> 
     assert sum(m.role == "assistant" for m in traj.messages) == 1  # the transcript holds what the cache holds
     assert "calc/ops.py::divide" in traj.messages[3].content
     assert [s.phase for s in traj.steps][:2] == ["reproduce", "localize"]
-    assert [(e.type, e.subtask) for e in traj.events][:2] == [("debug_open", "reproduce"), ("commit", "localize")]
+    events = [(e.type, e.subtask) for e in traj.events]
+    assert events[0] == ("debug_open", "reproduce")
+    assert events.index(("commit", "localize")) == len(events) - 1  # the shown code stays open while repairs run
     assert "+    return a / b" in Path(r.patch_path).read_text()
 
 
