@@ -33,8 +33,10 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
+            from codeagent.suggest import did_you_mean
+
             known = ", ".join(sorted(self._items))
-            raise InputError(f"unknown {self.what} {name!r} (known: {known})") from None
+            raise InputError(f"unknown {self.what} {name!r}{did_you_mean(str(name), self._items)} (known: {known})") from None
 
     def names(self) -> list[str]:
         """All registered names, sorted."""
