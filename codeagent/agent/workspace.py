@@ -183,10 +183,14 @@ class Workspace:
                 shutil.rmtree(self.git_dir, ignore_errors=True)
         hostgit.forget(self.path)
 
-    def discard(self) -> None:
-        """Undo :meth:`create` for a run that never started: work tree, branch and run folder all go."""
+    def drop(self) -> None:
+        """Delete the work tree and the run's branch; the run folder (trajectory, patch) stays."""
         self.remove()
         if self.branch:
             hostgit.run_git(self.repo, "branch", "-D", "--quiet", self.branch, check=False)
+
+    def discard(self) -> None:
+        """Undo :meth:`create` for a run that never started: work tree, branch and run folder all go."""
+        self.drop()
         run_dir = self.path.parent
         shutil.rmtree(run_dir, ignore_errors=True)
