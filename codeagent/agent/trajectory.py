@@ -19,6 +19,20 @@ from codeagent.errors import InputError
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 
 FORMAT = "codeagent-trajectory/1"
+MINI_FORMAT = "mini-swe-agent-1.1"
+"""The mini-swe-agent trajectory format whose fields each trajectory also carries (``info``, ``messages``)."""
+SUFFIX = ".traj.json"
+"""Trajectory files are ``<run id>.traj.json``, the name mini-swe-agent's inspector looks for."""
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()
+"""Mode of a saved trajectory: what ``open()`` would create (mkstemp's 0600 hides it from other readers)."""
 
 
 class SpanRecord(BaseModel):
@@ -139,6 +153,26 @@ class ResultRecord(BaseModel):
         return self.status == "interrupted"
 
 
+class ModelStats(BaseModel):
+    """mini-swe-agent's ``info.model_stats``: the model runs in-process, so the cost is 0."""
+
+    instance_cost: float = 0.0
+    api_calls: int = 0
+    """Model replies generated (candidates and turns)."""
+    tokens_generated: int = 0
+
+
+class MiniInfo(BaseModel):
+    """mini-swe-agent's ``info``: how the run ended and what it submits (the patch)."""
+
+    exit_status: str = ""
+    """The result's status (resolved, unresolved, failed, interrupted); empty while the run goes on."""
+    submission: str = ""
+    """The final patch."""
+    model_stats: ModelStats = Field(default_factory=ModelStats)
+    model: str = ""
+
+
 class Trajectory(BaseModel):
     """A whole run; :func:`save` writes it atomically, :func:`load` reads and validates it."""
 
@@ -161,6 +195,16 @@ class Trajectory(BaseModel):
     steps: list[StepRecord] = Field(default_factory=list)
     patch: str = ""
     result: ResultRecord | None = None
+    info: MiniInfo = Field(default_factory=MiniInfo)
+    """mini-swe-agent's fields, filled from the rest on every save."""
+    trajectory_format: str = MINI_FORMAT
+
+
+def mini_info(traj: Trajectory) -> MiniInfo:
+    """mini-swe-agent's ``info`` for ``traj``, from its result, patch and counters."""
+    return MiniInfo(exit_status=traj.result.status if traj.result else "", submission=traj.patch,
+                    model_stats=ModelStats(api_calls=traj.state.turns, tokens_generated=traj.state.gen_tokens),
+                    model=traj.model)
 
 
 def save(traj: Trajectory, path: Path) -> Path:
@@ -168,12 +212,14 @@ def save(traj: Trajectory, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     traj.updated = time.time()
+    traj.info = mini_info(traj)
     fd, tmp = tempfile.mkstemp(prefix=".traj-", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:
             f.write(traj.model_dump_json(indent=1))
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
