@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from codeagent import options
 from codeagent.errors import CodeagentError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -21,13 +22,14 @@ app.add_typer(sandbox_app, name="sandbox")
 from codeagent.bench.cli import app as bench_app  # noqa: E402  (light: imports inside commands)
 
 app.add_typer(bench_app, name="bench")
+from codeagent.config_cli import app as config_app  # noqa: E402  (light: imports inside commands)
+
+app.add_typer(config_app, name="config")
+from codeagent.agent.runs_cli import app as runs_app  # noqa: E402  (light: imports inside commands)
+
+app.add_typer(runs_app, name="runs")
 from codeagent.agent.commands import register  # noqa: E402  (light: imports inside commands)
 register(app)
-
-ModelOpt = typer.Option(None, "--model", "-m", help="Embedded name (default qwen-coder-1.5b), a converted model's name, "
-                        "an HF model dir, a .gguf file or an HF id. Overrides model.model from --config/--set.")
-ConfigOpt = typer.Option(None, "--config", "-c", help="YAML settings file.")
-SetOpt = typer.Option([], "--set", "-s", help="Override a setting, e.g. kv.policy=window (repeatable).")
 
 
 def _version(value: bool) -> None:
@@ -47,14 +49,14 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 @app.command()
 def chat(
     prompt: str = typer.Argument(..., help="What to ask the model."),
-    model: Optional[str] = ModelOpt,
+    model: Optional[str] = options.MODEL,
     max_tokens: int = typer.Option(256, "--max-tokens", "-n", min=1, help="Most tokens to generate."),
     temperature: float = typer.Option(0.0, "--temperature", "-t", min=0.0, help="0 = greedy."),
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
     seed: Optional[int] = typer.Option(None, "--seed"),
     system: Optional[str] = typer.Option(None, "--system", help="System prompt."),
-    config: Optional[Path] = ConfigOpt,
-    sets: list[str] = SetOpt,
+    config: Optional[Path] = options.CONFIG,
+    sets: list[str] = options.SETS,
 ) -> None:
     """Stream one reply from the model."""
     from rich.console import Console
@@ -105,9 +107,9 @@ def models_list() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from codeagent.kvcache import catalog, models
-
     from rich.table import Column
+
+    from codeagent.kvcache import catalog, models
 
     table = Table("name", "params", "source", "size", "ready", Column("path", overflow="fold"),
                   title=f"models in {models.models_dir()}")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from codeagent.agent.listener import Listener
+from codeagent.agent.trajectory import SUFFIX
 from codeagent.errors import InputError
 from codeagent.protocols import KVStats
 
@@ -39,7 +40,8 @@ class BatchOptions:
 
     out: Path
     workers: int = 1
-    sandbox: str = "auto"
+    sandbox: str | None = None
+    """--sandbox, or None for sandbox.kind from the settings."""
     max_steps: int | None = None
     budget: int | None = None
     model: str | None = None
@@ -47,6 +49,10 @@ class BatchOptions:
     config: Path | None = None
     sets: list[str] = field(default_factory=list)
     engine: str | None = None
+    redo: bool = False
+    """Run tasks again that already have a result (and start afresh instead of resuming an attempt)."""
+    keep: bool = False
+    """Keep the worktree and branch of an attempt that changed nothing."""
 
 
 def safe_id(task_id: str) -> str:
@@ -54,12 +60,22 @@ def safe_id(task_id: str) -> str:
     return re.sub(r"[^\w.-]", "_", task_id)
 
 
+def _text(path: Path) -> str:
+    """``path`` read as UTF-8 text; a one-line error for a binary or unreadable file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def _issue_text(value: Any, base: Path, where: str) -> tuple[str, Path | None]:
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{where}: 'issue' must be non-empty text or a path to an issue file")
     candidate = base / value if len(value) < 400 and "\n" not in value else None
     if candidate is not None and candidate.is_file():
-        return candidate.read_text(), candidate
+        return _text(candidate), candidate
     return value, None
 
 
@@ -71,11 +87,11 @@ def load_tasks(path: Path) -> list[Task]:
         for child in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
             issue = child / "issue.md"
             if issue.is_file():
-                tasks.append(Task(id=child.name, repo=child.resolve(), issue=issue.read_text(), issue_path=issue))
+                tasks.append(Task(id=child.name, repo=child.resolve(), issue=_text(issue), issue_path=issue))
         if not tasks:
             raise InputError(f"no task folders with an issue.md in {path}")
     elif path.is_file():
-        for n, line in enumerate(path.read_text().splitlines(), 1):
+        for n, line in enumerate(_text(path).splitlines(), 1):
             if not line.strip():
                 continue
             where = f"{path}:{n}"
@@ -134,7 +150,7 @@ def _latest_unfinished(runs: Path, sid: str) -> Path | None:
     """The newest earlier attempt of exactly task ``sid``: a folder ``<sid>-<6 hex>`` (never another task
     whose id merely starts with ``sid-``) whose trajectory names that run and has no final result."""
     found: list[tuple[float, Path]] = []
-    for traj in runs.glob("*/trajectory.json"):
+    for traj in [*runs.glob(f"*/*{SUFFIX}"), *runs.glob("*/trajectory.json")]:
         name = traj.parent.name
         if not (name.startswith(f"{sid}-") and RUN_TOKEN.fullmatch(name[len(sid) + 1:])):
             continue
@@ -161,7 +177,7 @@ def _resumable(result: dict) -> bool:
 
 
 def _run_task(task: Task) -> dict[str, Any]:
-    from codeagent.agent.runner import make_engine, solve
+    from codeagent.agent.runner import make_engine, solve, tidy
 
     opts: BatchOptions = _WORKER["opts"]
     settings, cfg, q = _WORKER["settings"], _WORKER["cfg"], _WORKER["q"]
@@ -169,7 +185,7 @@ def _run_task(task: Task) -> dict[str, Any]:
     sid = safe_id(task.id)
     runs = opts.out / "runs"
     q.put((task.id, {"status": "running", "started": time.time()}))
-    previous = _latest_unfinished(runs, sid)
+    previous = None if opts.redo else _latest_unfinished(runs, sid)
     common = dict(sandbox_kind=opts.sandbox, listener=_Reporter(q, task.id))
     if previous is not None:
         try:
@@ -180,6 +196,7 @@ def _run_task(task: Task) -> dict[str, Any]:
         out = solve(engine, settings, cfg, repo=task.repo, issue=task.issue, issue_path=task.issue_path,
                     runs_dir=runs, run_id=f"{sid}-{secrets.token_hex(3)}", **common)
     r = out.result
+    tidy(out.workspace, r.status, opts.keep)
     row = {"instance_id": task.id, "status": r.status, "reason": r.reason, "tests_passed": r.tests_passed,
            "files_changed": r.files_changed, "model_patch": Path(r.patch_path).read_text() if r.patch_path else "",
            "trajectory": str(out.trajectory), "max_physical_slots": r.max_physical_slots,
@@ -193,6 +210,16 @@ def _run_task(task: Task) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- parent
+def model_label(model: str) -> str:
+    """``codeagent/<name>`` for preds.json: a path model is named by its folder or file stem, not its path."""
+    name = model.rstrip("/")
+    if "/" in name and (Path(name).exists() or name.startswith((".", "/", "~"))):
+        name = Path(name).name
+        for suffix in (".gguf", ".safetensors"):
+            name = name.removesuffix(suffix)
+    return f"codeagent/{name}"
+
+
 def write_preds(out: Path, tasks: list[Task], model: str) -> Path:
     """``preds.json``: one ``{instance_id, model_name_or_path, model_patch}`` per finished task."""
     preds = []
@@ -200,7 +227,7 @@ def write_preds(out: Path, tasks: list[Task], model: str) -> Path:
         f = out / "results" / f"{safe_id(t.id)}.json"
         if f.is_file():
             row = json.loads(f.read_text())
-            preds.append({"instance_id": t.id, "model_name_or_path": f"codeagent/{model}",
+            preds.append({"instance_id": t.id, "model_name_or_path": model_label(model),
                           "model_patch": row.get("model_patch", "")})
     path = out / "preds.json"
     tmp = path.with_suffix(".tmp")
@@ -227,6 +254,7 @@ def run_batch(tasks: list[Task], opts: BatchOptions) -> dict[str, dict]:
     from rich.console import Console
     from rich.live import Live
 
+    from codeagent.agent.batch_progress import BatchProgress
     from codeagent.agent.runner import prepare
 
     opts.out.mkdir(parents=True, exist_ok=True)
@@ -236,14 +264,15 @@ def run_batch(tasks: list[Task], opts: BatchOptions) -> dict[str, dict]:
     todo: list[Task] = []
     for t in tasks:
         f = opts.out / "results" / f"{safe_id(t.id)}.json"
-        if f.is_file():
+        if f.is_file() and not opts.redo:
             prev = json.loads(f.read_text())
             rows[t.id] = {"status": f"skipped ({prev.get('status')})", "tests_passed": prev.get("tests_passed"),
                           "turns": prev.get("turns", 0)}
         else:
             rows[t.id] = {"status": "queued", "turns": 0}
             todo.append(t)
-    live = Live(_table(tasks, rows), console=con, refresh_per_second=4) if con.is_terminal else None
+    progress = BatchProgress(total=len(todo))
+    live = Live(progress.renderable(_table(tasks, rows)), console=con, refresh_per_second=4) if con.is_terminal else None
 
     def update(task_id: str, change: dict) -> None:
         row = rows[task_id]
@@ -278,14 +307,15 @@ def run_batch(tasks: list[Task], opts: BatchOptions) -> dict[str, dict]:
                             update(task.id, {"status": "error", "reason": str(exc).splitlines()[0] if str(exc) else
                                              type(exc).__name__, "took": took})
                         write_preds(opts.out, tasks, model_name)
-                        if live is not None:
-                            live.update(_table(tasks, rows))
+                        progress.finish_one()
+                        if live is None:
+                            con.print(f"progress: {progress.line()}", highlight=False)
                     if live is not None:
-                        live.update(_table(tasks, rows))
+                        live.update(progress.renderable(_table(tasks, rows)))
                 _drain(q, update)
         finally:
             if live is not None:
-                live.update(_table(tasks, rows))
+                live.update(progress.renderable(_table(tasks, rows)))
                 live.stop()
             manager.shutdown()
     preds = write_preds(opts.out, tasks, model_name)

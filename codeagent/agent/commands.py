@@ -8,10 +8,10 @@ from typing import Optional
 
 import typer
 
+from codeagent import options
+
 EXIT_CODES = {"resolved": 0, "interrupted": 130}
 """Exit status of ``solve`` by result (anything else, unresolved or failed, is 1; usage errors are 2)."""
-
-SANDBOX_HELP = "Where commands run: auto (docker when a daemon answers), docker or local."
 
 
 def register(app: typer.Typer) -> None:
@@ -21,32 +21,29 @@ def register(app: typer.Typer) -> None:
     app.command()(batch)
 
 
-def _sandbox_kind(value: str) -> str:
+def _sandbox_kind(value: str | None) -> str | None:
     from codeagent.errors import InputError
 
-    if value not in ("auto", "docker", "local"):
+    if value is not None and value not in ("auto", "docker", "local"):
         raise InputError(f"--sandbox must be auto, docker or local, not {value!r}")
     return value
 
 
-MODEL_HELP = ("Embedded name (default qwen-coder-1.5b; `codeagent models list`), a converted model's name, "
-              "an HF model dir, a .gguf file or an HF id. Overrides model.model from --config/--set.")
-
-
 def solve(
     issue: Optional[Path] = typer.Argument(None, help="Markdown file describing the issue (not needed with --resume)."),
-    repo: Path = typer.Option(Path("."), "--repo", "-r", help="Repository (or plain folder) to work on."),
-    sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
+    repo: Path = options.REPO,
+    sandbox: Optional[str] = options.SANDBOX,
     apply: bool = typer.Option(False, "--apply", help="Apply the patch to your working tree when resolved."),
     commit: bool = typer.Option(False, "--commit", help="Commit the result on the run's branch."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the run's worktree and branch even when it changed nothing."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Most model turns."),
-    budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    budget: Optional[int] = options.BUDGET,
+    model: Optional[str] = options.MODEL,
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where runs live (default <repo>/.codeagent-runs)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the run saved in this trajectory."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
-    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting, e.g. agent.max_debug_rounds=2."),
-    engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
+    config: Optional[Path] = options.CONFIG,
+    sets: list[str] = options.SETS,
+    engine: Optional[str] = options.ENGINE,
 ) -> None:
     """Solve an issue in a sandboxed copy: reproduce, localize, sample candidate repairs from one KV snapshot,
     validate with the tests. Exit 0 resolved, 1 unresolved, 2 usage error, 130 interrupted."""
@@ -75,6 +72,9 @@ def solve(
     if apply:
         extra.append(out.workspace.apply_to_user_tree() if out.result.status == "resolved"
                      else "not applied to your tree: the issue is not resolved (the patch is kept in the run)")
+    tidied = runner.tidy(out.workspace, out.result.status, keep or commit)
+    if tidied:
+        extra.append(tidied)
     if out.result.resumable() and resume is None:
         extra.append(f"continue with: codeagent solve --resume {out.trajectory}")
     if out.sandbox:
@@ -84,14 +84,14 @@ def solve(
 
 
 def repl(
-    repo: Path = typer.Option(Path("."), "--repo", "-r", help="Repository (or plain folder) to work on."),
-    sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
-    budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
+    repo: Path = options.REPO,
+    sandbox: Optional[str] = options.SANDBOX,
+    model: Optional[str] = options.MODEL,
+    budget: Optional[int] = options.BUDGET,
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where sessions live (default <repo>/.codeagent-runs)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
-    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting (repeatable)."),
-    engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
+    config: Optional[Path] = options.CONFIG,
+    sets: list[str] = options.SETS,
+    engine: Optional[str] = options.ENGINE,
 ) -> None:
     """Interactive session keeping the model's cache across turns (/plan /diff /kv /undo /save /resume /quit)."""
     from rich.console import Console
@@ -111,13 +111,15 @@ def batch(
     tasks: Path = typer.Argument(..., help="JSONL of {id, repo, issue}, or a folder of repos each with an issue.md."),
     out: Path = typer.Option(Path("codeagent-batch"), "--out", "-o", help="Output folder (runs, results, preds.json)."),
     workers: int = typer.Option(1, "--workers", "-j", min=1, help="Worker processes (each loads its own model)."),
-    sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
+    sandbox: Optional[str] = options.SANDBOX,
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Most model turns per task."),
-    budget: Optional[int] = typer.Option(None, "--budget", min=16, help="KV budget in slots (default 3072)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
-    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting (repeatable)."),
-    engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
+    redo_existing: bool = typer.Option(False, "--redo-existing", help="Run again tasks that already have a result."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the worktree and branch of attempts that changed nothing."),
+    budget: Optional[int] = options.BUDGET,
+    model: Optional[str] = options.MODEL,
+    config: Optional[Path] = options.CONFIG,
+    sets: list[str] = options.SETS,
+    engine: Optional[str] = options.ENGINE,
 ) -> None:
     """Solve many tasks with N workers; resumable; writes one trajectory per task and preds.json (SWE-bench)."""
     from codeagent.agent.batch import BatchOptions, load_tasks, run_batch
@@ -125,7 +127,8 @@ def batch(
     kind = _sandbox_kind(sandbox)
     task_list = load_tasks(tasks)
     opts = BatchOptions(out=out.resolve(), workers=workers, sandbox=kind, max_steps=max_steps, budget=budget,
-                        model=model, config=config, sets=list(sets), engine=engine)
+                        model=model, config=config, sets=list(sets), engine=engine,
+                        redo=redo_existing, keep=keep)
     rows = run_batch(task_list, opts)
     if any(r.get("status") in ("error", "failed") for r in rows.values()):
         sys.exit(1)

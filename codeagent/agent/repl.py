@@ -56,7 +56,7 @@ class Repl:
         self.run_id = "repl-" + new_run_id()
         root = runs_root(repo, runs_dir)
         self.ws = Workspace.create(repo, root, self.run_id)
-        self.traj_path = root / self.run_id / "trajectory.json"
+        self.traj_path = root / self.run_id / f"{self.run_id}.traj.json"
         self.traj = Trajectory(run_id=self.run_id, issue="(interactive session)", repo=str(repo),
                                model=settings.model.model, settings=settings.model_dump(mode="json"),
                                workspace=WorkspaceRecord(repo=str(self.ws.repo), path=str(self.ws.path),

@@ -119,6 +119,16 @@ def _reopen(traj: Trajectory, run_dir: Path) -> Workspace:
     return ws
 
 
+def tidy(ws: Workspace, status: str | None, keep: bool) -> str | None:
+    """A finished run that changed nothing drops its worktree and branch (its trajectory stays) unless ``keep``;
+    an interrupted one keeps them for ``--resume``. Returns a line saying so, or None."""
+    if keep or status == "interrupted" or ws.diff().strip():
+        return None
+    ws.drop()
+    what = "worktree and branch" if ws.branch else "copy"
+    return f"no change: the run's {what} removed (--keep keeps them)"
+
+
 def solve(engine, settings, cfg: AgentConfig, *, repo: Path | None = None, issue: str | None = None,
           issue_path: Path | None = None, runs_dir: Path | None = None, run_id: str | None = None,
           sandbox_kind: str | None = None, resume: Path | None = None, listener: Listener | None = None) -> RunOutcome:
@@ -140,7 +150,7 @@ def solve(engine, settings, cfg: AgentConfig, *, repo: Path | None = None, issue
         run_id = run_id or new_run_id()
         root = runs_root(repo, runs_dir)
         ws = Workspace.create(repo, root, run_id)
-        traj_path = root / run_id / "trajectory.json"
+        traj_path = root / run_id / f"{run_id}.traj.json"
         traj = Trajectory(run_id=run_id, issue=issue, issue_path=str(issue_path) if issue_path else None,
                           repo=str(repo), model=settings.model.model, settings=settings.model_dump(mode="json"),
                           workspace=WorkspaceRecord(repo=str(ws.repo), path=str(ws.path), base=ws.base,

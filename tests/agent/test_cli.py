@@ -53,7 +53,7 @@ def test_solve_with_scripted_engine_reports_and_applies(tmp_path: Path) -> None:
                   "--apply")
     assert r.returncode == 0, r.stderr
     assert "resolved" in r.stdout and "within budget" in r.stdout and "applied changes to 1 file" in r.stdout
-    [traj] = list((repo / ".codeagent-runs").glob("*/trajectory.json"))
+    [traj] = list((repo / ".codeagent-runs").glob("*/*.traj.json"))
     assert load(traj).result.status == "resolved"
     assert "return a / b" in (repo / "calc" / "ops.py").read_text()  # --apply changed the user's tree
     assert git(repo, "status", "--porcelain").strip() == "M calc/ops.py"  # runs folder is git-ignored
@@ -86,10 +86,10 @@ def test_batch_two_tasks_preds_and_resume(tmp_path: Path) -> None:
     for p in preds:
         assert set(p) == {"instance_id", "model_name_or_path", "model_patch"}
         assert p["model_patch"].startswith("diff --git") and "+    return a / b" in p["model_patch"]
-    assert len(list((out / "runs").glob("*/trajectory.json"))) == 2
+    assert len(list((out / "runs").glob("*/*.traj.json"))) == 2
     again = codeagent(*args)
     assert again.returncode == 0 and again.stderr.count("skipped") == 2
-    assert len(list((out / "runs").glob("*/trajectory.json"))) == 2
+    assert len(list((out / "runs").glob("*/*.traj.json"))) == 2
 
 
 def test_batch_bad_tasks_file(tmp_path: Path) -> None:

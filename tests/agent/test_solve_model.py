@@ -32,7 +32,7 @@ def _solve(tmp_path: Path, model: str, *args: str, timeout: int):
            "--sandbox", "local", "--model", model, *args]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, "COLUMNS": "120"})
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
-    [traj] = list((repo / ".codeagent-runs").glob("*/trajectory.json"))
+    [traj] = list((repo / ".codeagent-runs").glob("*/*.traj.json"))
     return repo, r, load(traj)
 
 

@@ -43,7 +43,7 @@ def test_planted_fsmonitor_and_hooks_never_run_on_the_host(layout: str, tmp_path
         shutil.rmtree(markers)
     assert planted == [], f"host ran planted git config: {planted}"
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "planted" in "".join(p.read_text() for p in repo.glob(".codeagent-runs/*/trajectory.json"))
+    assert "planted" in "".join(p.read_text() for p in repo.glob(".codeagent-runs/*/*.traj.json"))
     assert "committed" in r.stdout and "+    return a / b" in "".join(
         p.read_text() for p in repo.glob(".codeagent-runs/*/patch.diff"))
 

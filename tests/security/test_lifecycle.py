@@ -158,7 +158,7 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path) -> None:
             proc.communicate()
     assert proc.returncode == 130, err[-2000:]
     assert _gone(f"sleep {m}")
-    [traj] = list(repo.glob(".codeagent-runs/*/trajectory.json"))
+    [traj] = list(repo.glob(".codeagent-runs/*/*.traj.json"))
     result = json.loads(traj.read_text())["result"]
     assert result is not None and result["status"] == "interrupted"
     assert not list(Path("/sys/fs/cgroup").rglob(f"codeagent-*.{proc.pid}.*"))

@@ -22,7 +22,7 @@ def test_a_failed_run_exits_1_with_a_result(tmp_path: Path) -> None:
     engine = script(tmp_path / "s.json", [PLAN, FINISH])
     r = codeagent("solve", str(issue), "--repo", str(repo), "--engine", engine, "--sandbox", "local", *SETS)
     assert r.returncode == 1, (r.returncode, r.stderr[-1000:])
-    [traj] = list(repo.glob(".codeagent-runs/*/trajectory.json"))
+    [traj] = list(repo.glob(".codeagent-runs/*/*.traj.json"))
     assert json.loads(traj.read_text())["result"]["status"] == "failed"
 
 
@@ -34,7 +34,7 @@ def test_deleting_git_in_the_workspace_still_gives_result_and_patch(tmp_path: Pa
                   *SETS)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "Traceback" not in r.stderr
-    [traj] = list(repo.glob(".codeagent-runs/*/trajectory.json"))
+    [traj] = list(repo.glob(".codeagent-runs/*/*.traj.json"))
     data = json.loads(traj.read_text())
     assert data["result"]["status"] == "resolved"
     assert "+    return a / b" in data["patch"]
@@ -85,7 +85,7 @@ def test_batch_resumes_only_its_own_task(tmp_path: Path) -> None:
                                            {"text": "", "finish_reason": "interrupted"}])
     r = codeagent("batch", str(other), "--engine", stop, "--max-steps", "2", *common)
     assert r.returncode == 0, r.stderr[-2000:]
-    [x_traj] = list((out / "runs").glob("calc-x-*/trajectory.json"))
+    [x_traj] = list((out / "runs").glob("calc-x-*/*.traj.json"))
     assert json.loads(x_traj.read_text())["result"]["status"] == "interrupted"  # resumable, not finished
     before = x_traj.read_text()
 
