@@ -111,7 +111,8 @@ def models_list() -> None:
 
     from codeagent.kvcache import catalog, models
 
-    table = Table("name", "params", "source", "size", "ready", Column("path", overflow="fold"),
+    table = Table(Column("name", overflow="fold"), "params", Column("source", overflow="fold"), "size", "ready",
+                  Column("path", overflow="fold"),
                   title=f"models in {models.models_dir()}")
     for row in models.listing():
         default = " (default)" if row.name == catalog.DEFAULT_MODEL else ""

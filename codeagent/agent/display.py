@@ -14,6 +14,9 @@ from codeagent.agent.listener import Listener
 from codeagent.agent.trajectory import ResultRecord
 from codeagent.protocols import KVStats, Observation
 
+PHASES = ("reproduce", "localize", "repair", "debug", "verify")
+"""The phases of solve in order: the display's "step k of n"."""
+
 STATE_STYLE = {"pinned": "magenta", "active": "green", "staged": "yellow", "committed": "blue",
                "evictable": "red"}
 
@@ -37,6 +40,15 @@ def kv_gauge(stats: KVStats, width: int = 40) -> Text:
     bar.append(f" {stats.physical_slots}{budget} slots · {mb:.1f} MB{budget_mb} · logical {stats.logical_tokens}"
                f" · commits {stats.commits} merges {stats.merges} drops {stats.drops}")
     return bar
+
+
+def obs_line(obs: Observation) -> str:
+    """``"ok: first line"`` or ``"error: first line"`` of a tool's result, the word "error" said once."""
+    first = obs.text.strip().splitlines()[0][:100] if obs.text.strip() else ""
+    flag = "ok" if obs.ok else "error"
+    while first.lower().startswith(f"{flag}:"):
+        first = first[len(flag) + 1:].lstrip()
+    return f"{flag}: {first}" if first else flag
 
 
 def kv_legend() -> Text:
@@ -64,12 +76,17 @@ class LiveDisplay(Listener):
         self.stats: KVStats | None = None
         self.notes: list[str] = []
         self.t0 = time.monotonic()
+        self.label = ""
+        self.gen_tokens = 0
+        self.gen_t0 = self.gen_last = 0.0
+        self.total_tokens = 0
         self._live: Live | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> LiveDisplay:
         if self.live_mode:
-            self._live = Live(self._render(), console=self.con, refresh_per_second=8, transient=False)
+            # get_renderable: the refresh thread renders afresh 4 times a second, so the clock ticks between events
+            self._live = Live(console=self.con, refresh_per_second=4, transient=False, get_renderable=self._render)
             self._live.__enter__()
         return self
 
@@ -87,10 +104,28 @@ class LiveDisplay(Listener):
         if not self.live_mode:
             self.con.print(text, style=style or None, markup=False, highlight=False, soft_wrap=True)
 
+    def rate(self) -> float:
+        """Tokens per second of the latest reply, up to its latest token (0 before its first)."""
+        took = self.gen_last - self.gen_t0
+        return self.gen_tokens / took if self.gen_tokens and took > 0 else 0.0
+
+    def status_line(self, now: float | None = None) -> str:
+        """``"1m05s · candidate 2: 57 tokens, 2.3 tok/s · 140 tokens in all"``: clock, the reply, the run's total."""
+        from codeagent.agent.batch_progress import clock
+
+        now = now if now is not None else time.monotonic()
+        parts = [clock(now - self.t0)]
+        if self.label:
+            parts.append(f"{self.label}: {self.gen_tokens} tokens, {self.rate():.1f} tok/s")
+        parts.append(f"{self.total_tokens} tokens in all")
+        return " · ".join(parts)
+
     def _render(self) -> Group:
         head = Table.grid(padding=(0, 1))
-        head.add_row(Text("phase", style="dim"), Text(self.phase_text, style="bold cyan"),
-                     Text(f"{time.monotonic() - self.t0:.0f}s", style="dim"))
+        head.add_column(no_wrap=True)
+        head.add_column(overflow="fold")
+        head.add_row(Text("phase", style="dim"), Text(self.phase_text, style="bold cyan"))
+        head.add_row(Text("time", style="dim"), Text(self.status_line(), style="dim"))
         plan = Text()
         for i, s in enumerate(self.steps, 1):
             mark = {"done": "✓", "given_up": "✗"}.get(self.ended.get(i, ""), "▶" if i == self.step else "·")
@@ -108,17 +143,23 @@ class LiveDisplay(Listener):
     # ------------------------------------------------------------------ hooks
     def phase(self, phase: str, step: int, total: int, text: str) -> None:
         self.step = step
-        self.phase_text = f"{phase}" + (f" · step {step}/{total}: {text}" if step and total and phase != "finish" else "")
-        if phase == "finish":
-            self.phase_text = f"finish · {text}"
+        k = PHASES.index(phase) + 1 if phase in PHASES else 0
+        where = f"step {k} of {len(PHASES)}: {phase}" if k else phase
+        rounds = f" round {step}/{total}" if step and total else ""
+        self.phase_text = f"{where}{rounds} · {text}" if text else f"{where}{rounds}"
         self._line(f"[{self.phase_text}]", "bold")
         self._refresh()
 
     def generating(self, label: str) -> None:
         self.stream = ""
+        self.label, self.gen_tokens, self.gen_t0 = label, 0, time.monotonic()
+        self.gen_last = self.gen_t0
         self._refresh()
 
     def token(self, delta: str) -> None:
+        self.gen_tokens += 1
+        self.total_tokens += 1
+        self.gen_last = time.monotonic()
         self.stream += delta
         if len(self.stream) > 4000:
             self.stream = self.stream[-2000:]
@@ -137,10 +178,9 @@ class LiveDisplay(Listener):
         self._refresh()
 
     def observation(self, brief: str, obs: Observation) -> None:
-        first = obs.text.strip().splitlines()[0][:100] if obs.text.strip() else ""
-        flag = "ok" if obs.ok else "error"
-        self.calls.append(f"  ← {flag}: {first}")
-        self._line(f"  ← {flag}: {first}")
+        line = obs_line(obs)
+        self.calls.append(f"  ← {line}")
+        self._line(f"  ← {line}")
         self._refresh()
 
     def step_end(self, step: int, status: str, reason: str) -> None:
@@ -154,6 +194,7 @@ class LiveDisplay(Listener):
             budget = f"/{stats.budget_slots}" if stats.budget_slots else ""
             self._line(f"  kv {stats.physical_slots}{budget} slots ({states}), {stats.kv_bytes / 1e6:.1f} MB, "
                        f"commits {stats.commits} merges {stats.merges} drops {stats.drops}", "dim")
+            self._line(f"  {self.status_line()}", "dim")
         self._refresh()
 
     def note(self, text: str) -> None:
@@ -167,6 +208,8 @@ def report(con: Console, result: ResultRecord, trajectory: str, extra: list[str]
     kv = result.kv
     style = {"resolved": "bold green", "interrupted": "yellow"}.get(result.status, "red")
     t = Table.grid(padding=(0, 2))
+    t.add_column(no_wrap=True)
+    t.add_column(overflow="fold")  # paths and the --resume line fold onto the next line, never cut with "…"
     t.add_row("result", Text(f"{result.status}: {result.reason}", style=style))
     tests = {True: "pass", False: "fail", None: "not run"}[result.tests_passed]
     t.add_row("tests after", tests)
