@@ -29,6 +29,23 @@ from codeagent.kvcache.tags import SegmentKind, SpanInfo
 from codeagent.tools import ToolContext, make_tools
 
 
+def query(engine, transcript: Transcript, state, info: SpanInfo, max_tokens: int, *, stop: list[str] | None,
+          temperature: float, top_p: float, seed: int | None, on_token, primer: str = ""):
+    """One model reply (the "query" of a turn), shared by solve and the repl: open an assistant message
+    tagged ``info``, append ``primer``, generate, close it, count it in ``state`` and record it in the
+    transcript. Returns the generation and its message record."""
+    engine.start_assistant(info)
+    if primer:
+        engine.append(primer, info)
+        on_token(primer)
+    gen = engine.generate(max_tokens, stop=stop, temperature=temperature, top_p=top_p, seed=seed,
+                          on_token=on_token, info=info)
+    engine.end_assistant(info)
+    state.gen_tokens += len(gen.token_ids)
+    state.turns += 1
+    return gen, transcript.reply(gen, info, primer)
+
+
 class Agent:
     """Runs one issue to resolved or unresolved, saving the trajectory after every turn."""
 
@@ -254,16 +271,10 @@ class Agent:
         info = SpanInfo(kind=SegmentKind.CODE, subtask=subtask, language=language)
         primer = self.format.primer(language) + (head + "\n" if head else "")
         self.ui.generating(f"candidate {cand.n}")
-        self.engine.start_assistant(info)
-        self.engine.append(primer, info)
-        self.ui.token(primer)
         seed = None if self.cfg.seed is None else self.cfg.seed + cand.n
-        gen = self.engine.generate(self._reply_budget(), stop=self.format.stop(), temperature=temperature,
-                                   top_p=self.cfg.top_p, seed=seed, on_token=self.ui.token, info=info)
-        self.engine.end_assistant(info)
-        self.state.gen_tokens += len(gen.token_ids)
-        self.state.turns += 1
-        cand.message = self.transcript.reply(gen, info, primer)
+        gen, cand.message = query(self.engine, self.transcript, self.state, info, self._reply_budget(),
+                                  stop=self.format.stop(), temperature=temperature, top_p=self.cfg.top_p, seed=seed,
+                                  on_token=self.ui.token, primer=primer)
         cand.snapshot = self.engine.snapshot()
         rec.reply = primer + gen.text
         rec.gen = {"tokens": len(gen.token_ids), "finish_reason": gen.finish_reason, "decode_s": round(gen.decode_s, 3),

@@ -1,22 +1,28 @@
 """The interactive session: one cache kept across turns, slash commands, Ctrl-C stops only the reply.
 
 Each request is a turn: the model answers, or acts (one action per reply, up to
-``max_actions`` in a row) until it replies without an action block. A finished turn is committed
-to the KV manager like a plan step; ``/undo`` rolls the cache, the transcript and the files back.
+``max_actions`` in a row) until it replies without an action block. Each reply is made by the
+agent's own :func:`codeagent.agent.loop.query` and shown as Markdown. A finished turn is committed
+to the KV manager like a plan step; ``/undo`` rolls the cache, the transcript and the files back;
+``/apply`` and ``/commit`` take the work out of the session, as solve's flags do.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
 
 from codeagent.agent import actions
 from codeagent.agent.actions import DONE
 from codeagent.agent.config import AgentConfig, sandbox_config
+from codeagent.agent.display import obs_line
+from codeagent.agent.loop import query
+from codeagent.agent.repl_input import LineReader, ReplCompleter, history_path
 from codeagent.agent.events import FormatError
 from codeagent.agent.prompts import render
 from codeagent.agent.trajectory import Trajectory, WorkspaceRecord, load, save
@@ -27,8 +33,10 @@ from codeagent.kvcache.tags import SegmentKind, SpanInfo
 from codeagent.tools import ToolContext, make_tools
 from codeagent.tools.gitdiff import GitError, git
 
-HELP = ("/plan [TEXT] plan a task · /diff changes so far · /kv cache statistics · /undo the last turn · "
-        "/save [PATH] the session · /resume PATH a saved session · /quit")
+HELP = ("/plan [TEXT] plan a task · /diff changes so far · /apply them to your tree · /commit [MESSAGE] them on "
+        "the session's branch · /kv cache statistics · /undo the last turn · /save [PATH] the session · "
+        "/resume PATH a saved session · /quit.  End a line with \\ (or press Esc Enter) for another line.")
+COMMANDS = ("/plan", "/diff", "/apply", "/commit", "/kv", "/undo", "/save", "/resume", "/help", "/quit")
 
 
 @dataclass
@@ -45,13 +53,14 @@ class Repl:
 
     def __init__(self, engine, settings, cfg: AgentConfig, *, repo: Path, runs_dir: Path | None = None,
                  sandbox_kind: str | None = None, stdin: TextIO | None = None, console: Console | None = None,
-                 max_actions: int = 6) -> None:
+                 max_actions: int = 6, keep: bool = False, reader: LineReader | None = None) -> None:
         from codeagent.agent.runner import check_repo, new_run_id, runs_root
 
         self.engine, self.settings, self.cfg = engine, settings, cfg
-        self.stdin = stdin or sys.stdin
         self.con = console or Console(highlight=False)
         self.max_actions = max_actions
+        self.keep = keep
+        self.committed = False
         repo = check_repo(repo)
         self.run_id = "repl-" + new_run_id()
         root = runs_root(repo, runs_dir)
@@ -68,6 +77,7 @@ class Repl:
         self.transcript = Transcript(engine, self.traj)
         self.undo: list[UndoPoint] = []
         self.turns = 0
+        self.reader = reader or LineReader(ReplCompleter(COMMANDS, repo), history_path(), stdin)
 
     # ------------------------------------------------------------------ session
     def loop(self) -> None:
@@ -88,7 +98,7 @@ class Repl:
         try:
             self.engine.reset()
             self.transcript.say("system", render("system"), SpanInfo(kind=SegmentKind.SYSTEM, pinned=True))
-            self.con.print(f"codeagent repl · workspace {self.ws.path}\n{HELP}")
+            self._banner(getattr(box, "isolation", "") or type(box).__name__)
             while True:
                 line = self._read()
                 if line is None:
@@ -108,18 +118,28 @@ class Repl:
             box.close()
             self._save()
             self.con.print(f"session saved: {self.traj_path}")
+            from codeagent.agent.runner import tidy
+
+            tidied = tidy(self.ws, None, self.keep or self.committed)
+            if tidied:
+                self.con.print(tidied)
+
+    def _banner(self, sandbox: str) -> None:
+        st = self.engine.stats()
+        kv = self.settings.kv
+        self.con.print(f"[bold]codeagent repl[/] · model [cyan]{self.settings.model.model}[/] · kv policy "
+                       f"[cyan]{kv.policy}[/], budget {st.budget_slots or kv.budget_tokens or 'none'} slots")
+        self.con.print(f"sandbox: {sandbox}", markup=False)
+        self.con.print(f"workspace: {self.ws.path}" + (f" (branch {self.ws.branch})" if self.ws.branch else ""),
+                       markup=False)
+        self.con.print(HELP, style="dim", markup=False)
 
     def _read(self) -> str | None:
         while True:
             try:
-                if self.stdin.isatty():
-                    return input("› ")
-                line = self.stdin.readline()
-                return line if line else None
-            except EOFError:
-                return None
+                return self.reader.read()
             except KeyboardInterrupt:
-                self.con.print("\n(Ctrl-C: type /quit to leave)")
+                self.con.print("(Ctrl-C: type /quit to leave)")
 
     def _save(self, path: Path | None = None) -> Path:
         self.traj.patch = self.ws.diff()
@@ -153,8 +173,7 @@ class Repl:
                 obs = self.tools[action.tool].run(action.args, self.ctx)
                 self.transcript.say("user", obs.text, SpanInfo(kind=obs.info.kind, subtask=sub,
                                                                language=obs.info.language, pinned=obs.info.pinned))
-                first = obs.text.strip().splitlines()[0][:100] if obs.text.strip() else ""
-                self.con.print(f"← {'ok' if obs.ok else 'error'}: {first}", markup=False)
+                self.con.print(f"← {obs_line(obs)}", markup=False)
                 if obs.done:
                     break
         except KeyboardInterrupt:
@@ -164,20 +183,27 @@ class Repl:
         self._save()
 
     def _generate(self, max_tokens: int, stop: list[str] | None, sub: str, kind: SegmentKind = SegmentKind.TEXT):
+        """One reply through the agent's :func:`query`, streamed as Markdown (live in a terminal)."""
         info = SpanInfo(kind=kind, subtask=sub)
-        self.engine.start_assistant(info)
-        gen = self.engine.generate(max_tokens, stop=stop, temperature=self.cfg.temperature, top_p=self.cfg.top_p,
-                                   seed=self.cfg.seed, on_token=self._stream, info=info)
-        self.engine.end_assistant(info)
-        self.transcript.reply(gen, info)
-        sys.stdout.write("\n")
-        sys.stdout.flush()
-        return gen
+        shown = {"text": ""}
+        live = Live(Markdown(""), console=self.con, refresh_per_second=8, transient=True) if self.con.is_terminal else None
 
-    @staticmethod
-    def _stream(delta: str) -> None:
-        sys.stdout.write(delta)
-        sys.stdout.flush()
+        def on_token(delta: str) -> None:
+            shown["text"] += delta
+            if live is not None:
+                live.update(Markdown(shown["text"]))
+
+        if live is not None:
+            live.start()
+        try:
+            gen, _ = query(self.engine, self.transcript, self.traj.state, info, max_tokens, stop=stop,
+                           temperature=self.cfg.temperature, top_p=self.cfg.top_p, seed=self.cfg.seed, on_token=on_token)
+        finally:
+            if live is not None:
+                live.stop()
+        if gen.text.strip():
+            self.con.print(Markdown(gen.text))
+        return gen
 
     # ------------------------------------------------------------------ slash commands
     def command(self, line: str) -> bool:
@@ -193,6 +219,12 @@ class Repl:
             self.con.print(patch.rstrip() if patch.strip() else "no changes yet", markup=False)
         elif name == "/kv":
             self._kv()
+        elif name == "/apply":
+            self.con.print(self.ws.apply_to_user_tree(), markup=False)
+        elif name == "/commit":
+            sha = self.ws.commit(arg or f"codeagent: repl session {self.run_id}")
+            self.committed = True
+            self.con.print(f"committed {sha[:10]} on {self.ws.branch or self.ws.path}", markup=False)
         elif name == "/plan":
             self._plan(arg)
         elif name == "/undo":
