@@ -11,8 +11,9 @@ def settings_from(config: Optional[Path], sets: list[str], model: str | None = N
     from codeagent.config import load_settings, parse_overrides
 
     over = parse_overrides(sets)
-    if model is not None:
-        over.setdefault("model", {})["model"] = model
+    section = over.get("model")
+    if model is not None and (section is None or isinstance(section, dict)):  # anything else: load_settings says why
+        over["model"] = {**(section or {}), "model": model}
     return load_settings(config, over)
 
 

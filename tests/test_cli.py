@@ -30,6 +30,13 @@ def _one_error(r: subprocess.CompletedProcess) -> str:
     (["models", "pull", "smollm2", "--all"], "give model names or --all"),
     (["solve", "x.md", "--budget", "3"], "--budget"),
     (["chat", "hi", "--max-tokens", "0"], "--max-tokens"),
+    (["solve", "x.md", "--bogus"], "No such option: --bogus"),
+    (["solve", "x.md", "--budget", "0"], "--budget"),
+    (["solve", "x.md", "--max-steps", "0"], "--max-steps"),
+    (["solve", "x.md", "--sandbox", "vm"], "--sandbox must be auto, docker or local"),
+    (["batch", "t.jsonl", "--workers", "0"], "--workers"),
+    (["runs", "nosuch"], "No such command 'nosuch'"),
+    (["config", "show", "--doc", "--set", "kv.policy=window"], "--doc prints the reference of defaults"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args, expect):
     assert expect in _one_error(codeagent(*args))

@@ -53,16 +53,18 @@ def solve(
     from codeagent.agent.display import LiveDisplay, report
     from codeagent.errors import InputError
 
+    kind = _sandbox_kind(sandbox)
     if issue is None and resume is None:
         raise InputError("give an issue file (or --resume TRAJECTORY)")
     text = runner.read_issue(issue) if issue is not None and resume is None else None
     if resume is None:
         runner.check_repo(repo)
-    kind = _sandbox_kind(sandbox)
     settings, cfg = runner.prepare(config, sets, model, budget, max_steps)
     err = Console(stderr=True)
     eng = runner.make_engine(settings, engine, progress=lambda m: err.print(f"[dim]{m}[/]"))
-    with LiveDisplay(err, title=f"codeagent solve · {settings.model.model}") as ui:
+    title = (f"codeagent solve · {settings.model.model} · kv {settings.kv.policy}, "
+             f"budget {settings.kv.budget_tokens} slots")
+    with LiveDisplay(err, title=title) as ui:
         out = runner.solve(eng, settings, cfg, repo=repo, issue=text, issue_path=issue, runs_dir=runs_dir,
                            sandbox_kind=kind, resume=resume, listener=ui)
     extra = []
@@ -89,22 +91,24 @@ def repl(
     model: Optional[str] = options.MODEL,
     budget: Optional[int] = options.BUDGET,
     runs_dir: Optional[Path] = typer.Option(None, "--runs-dir", help="Where sessions live (default <repo>/.codeagent-runs)."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the session's worktree and branch even when it changed nothing."),
     config: Optional[Path] = options.CONFIG,
     sets: list[str] = options.SETS,
     engine: Optional[str] = options.ENGINE,
 ) -> None:
-    """Interactive session keeping the model's cache across turns (/plan /diff /kv /undo /save /resume /quit)."""
+    """Interactive session keeping the model's cache across turns (/plan /diff /apply /commit /kv /undo /save
+    /resume /quit); line editing, history and completion in a terminal."""
     from rich.console import Console
 
     from codeagent.agent import runner
     from codeagent.agent.repl import Repl
 
-    runner.check_repo(repo)
     kind = _sandbox_kind(sandbox)
+    runner.check_repo(repo)
     settings, cfg = runner.prepare(config, sets, model, budget)
     err = Console(stderr=True)
     eng = runner.make_engine(settings, engine, progress=lambda m: err.print(f"[dim]{m}[/]"))
-    Repl(eng, settings, cfg, repo=repo, runs_dir=runs_dir, sandbox_kind=kind).loop()
+    Repl(eng, settings, cfg, repo=repo, runs_dir=runs_dir, sandbox_kind=kind, keep=keep).loop()
 
 
 def batch(

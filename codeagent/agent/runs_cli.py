@@ -24,7 +24,7 @@ def _age(seconds: float | None) -> str:
 
 @app.command("list")
 def list_(repo: Path = REPO, runs_dir: Optional[Path] = RUNS_DIR) -> None:
-    """Every run of the repository: age, result, files changed, and whether its worktree, branch and folder remain."""
+    """Every run of the repository: age, result, files changed, and what is left of it (worktree, branch, folder)."""
     from rich.console import Console
     from rich.table import Column, Table
 
@@ -35,11 +35,12 @@ def list_(repo: Path = REPO, runs_dir: Optional[Path] = RUNS_DIR) -> None:
     if not runs:
         con.print(f"no runs in {Path(repo).resolve()}", highlight=False)
         return
-    table = Table(Column("run", overflow="fold"), "age", "result", "changed", "worktree", "branch",
-                  Column("folder", overflow="fold"), title=f"runs of {Path(repo).resolve()}")
+    table = Table(Column("run", overflow="fold"), "age", Column("result", overflow="fold"), "files",
+                  Column("left", overflow="fold"), title=f"runs of {Path(repo).resolve()}")
     for r in runs:
-        table.add_row(r.id, _age(r.age_s), r.status, "-" if r.changed_files is None else f"{r.changed_files} file(s)",
-                      "yes" if r.worktree else "no", r.branch or "-", str(r.folder) if r.folder else "-")
+        left = [name for name, there in (("worktree", r.worktree), ("branch", r.branch), ("folder", r.folder)) if there]
+        table.add_row(r.id, _age(r.age_s), r.status, "-" if r.changed_files is None else str(r.changed_files),
+                      " ".join(left) or "-")
     con.print(table)
 
 

@@ -785,7 +785,7 @@ def build_tasks(seed: int, n_per_family: int, tokenizer: Any, families: Sequence
 
 
 def write_tasks(path: str | Path, tasks: Sequence[Task]) -> Path:
-    """Write built tasks (with their ``meta``) as a TASKS.md JSONL file."""
+    """Write built tasks (with their ``meta``) as a task JSONL file (docs/formats.md)."""
     return dump_tasks(tasks, path)
 
 

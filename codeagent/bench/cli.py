@@ -11,6 +11,8 @@ from typing import Optional
 
 import typer
 
+from codeagent import options
+
 app = typer.Typer(help="Benchmark KV policies and kvpress presses on agent tasks.", no_args_is_help=True,
                   add_completion=False)
 
@@ -47,7 +49,7 @@ def _command(*parts: object) -> str:
 
 @app.command()
 def run(
-    tasks: Path = typer.Option(..., "--tasks", help="Task file (JSONL, shared/bench/TASKS.md format)."),
+    tasks: Path = typer.Option(..., "--tasks", help="Task file (JSONL; format in docs/formats.md, written by `codeagent bench build`)."),
     out: Path = typer.Option(..., "--out", help="Output directory (rows are resumed from it)."),
     policies: str = typer.Option(ALL_POLICIES, "--policies", help="Comma-separated policies."),
     budgets: str = typer.Option("0.5,0.25,0.125", "--budgets", help="Fractions of the context kept."),
@@ -55,8 +57,8 @@ def run(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N tasks per family."),
     families: str = typer.Option("", "--families", help="Comma-separated task families (default: all)."),
     model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
-    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting, e.g. kv.recent_tokens=32."),
+    config: Optional[Path] = options.CONFIG,
+    sets: list[str] = options.SETS,
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Run again the cells that failed before."),
 ) -> None:
     """Every task under every policy and press at every budget; resumable; writes every report."""
@@ -126,9 +128,9 @@ def agent(
     budgets: str = typer.Option("1", "--budgets", help="Fractions of the full run's KV peak (1 = no budget)."),
     only: str = typer.Option("", "--only", help="Comma-separated task ids (default: all)."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model (default: the agent's, qwen-coder-1.5b)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML settings file."),
-    sets: list[str] = typer.Option([], "--set", "-s", help="Override a setting, e.g. agent.candidates=2."),
-    engine: Optional[str] = typer.Option(None, "--engine", hidden=True, help="Test engine: scripted:PATH."),
+    config: Optional[Path] = options.CONFIG,
+    sets: list[str] = options.SETS,
+    engine: Optional[str] = options.ENGINE,
 ) -> None:
     """Solve each task in a fresh copy per policy and budget; held-back tests decide; solve rate, time, tokens."""
     from rich.console import Console

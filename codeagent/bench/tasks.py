@@ -1,4 +1,4 @@
-"""Benchmark tasks: the JSONL format of ``shared/bench/TASKS.md``, loading, saving, span kinds.
+"""Benchmark tasks: the JSONL format described in ``docs/formats.md``, loading, saving, span kinds.
 
 A task is a rendered agent context (segments, one chat message each), the subtasks committed
 before the probe, and a probe: a prompt that starts an assistant message and the target text the
@@ -211,7 +211,7 @@ def _output_span(seg: Segment, call: str | None) -> tuple[SegmentKind, str | Non
 
 
 def segment_kind_to_span(seg: Segment, prev: Segment | None = None, first_user: bool = False) -> SpanInfo:
-    """Map a TASKS.md segment to the SpanInfo the engine appends it with, by content as much as by
+    """Map a task segment to the SpanInfo the engine appends it with, by content as much as by
     its declared kind: a tool call may be written in any syntax, a tool result may come back as a
     user message (mini-swe-agent), a file may be raw, numbered, fenced or a JSON string.
 

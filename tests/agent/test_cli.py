@@ -90,6 +90,18 @@ def test_batch_two_tasks_preds_and_resume(tmp_path: Path) -> None:
     again = codeagent(*args)
     assert again.returncode == 0 and again.stderr.count("skipped") == 2
     assert len(list((out / "runs").glob("*/*.traj.json"))) == 2
+    redo = codeagent(*args, "--redo-existing", "--model", str(tmp_path / "models" / "my-model.gguf"))
+    assert redo.returncode == 0 and "skipped" not in redo.stderr, redo.stderr
+    assert "progress: 2/2 tasks" in redo.stderr and "ETA 0s" in redo.stderr
+    assert len(list((out / "runs").glob("*/*.traj.json"))) == 4
+    assert {p["model_name_or_path"] for p in json.loads((out / "preds.json").read_text())} == {"codeagent/my-model"}
+
+
+def test_batch_binary_tasks_file_is_one_line(tmp_path: Path) -> None:
+    tasks = tmp_path / "t.jsonl"
+    tasks.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    r = codeagent("batch", str(tasks), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and r.stderr.strip() == f"codeagent: error: {tasks} is not UTF-8 text (byte 0)"
 
 
 def test_batch_bad_tasks_file(tmp_path: Path) -> None:
@@ -103,11 +115,29 @@ def test_repl_piped_stdin(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "calc")
     script = write_script(tmp_path / "s.json", [FIX, "Done: divide fixed."])
     stdin = "/kv\nfix the division\n/diff\n/undo\n/diff\n/save\n/quit\n"
-    r = codeagent("repl", "--repo", str(repo), "--engine", f"scripted:{script}", "--sandbox", "local", stdin=stdin)
+    r = codeagent("repl", "--repo", str(repo), "--engine", f"scripted:{script}", "--sandbox", "local", "--budget", "900",
+                  stdin=stdin)
     assert r.returncode == 0, r.stderr
     out = r.stdout
+    assert "model qwen-coder-1.5b · kv policy default, budget 900 slots" in out and "sandbox: bwrap" in out
     assert "kv: " in out and "slots" in out
     assert "→ edit calc/ops.py" in out and "+    return a / b" in out
     assert "undone:" in out and out.rindex("no changes yet") > out.index("+    return a / b")
-    assert "session saved" in out
+    assert "session saved" in out and "no change: the run's worktree and branch removed" in " ".join(out.split())
     assert "a // b" in (repo / "calc" / "ops.py").read_text()
+    assert git(repo, "branch", "--list", "codeagent/*").strip() == ""
+
+
+def test_repl_commit_and_apply_take_the_work_out(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "calc")
+    script = write_script(tmp_path / "s.json", [FIX, "Done: **divide** fixed."])
+    stdin = "fix the \\\ndivision\n/commit divide: true division\n/apply\n/quit\n"
+    r = codeagent("repl", "--repo", str(repo), "--engine", f"scripted:{script}", "--sandbox", "local", stdin=stdin)
+    assert r.returncode == 0, r.stderr
+    assert "Done: divide fixed." in r.stdout  # the reply is rendered as Markdown (no ** left)
+    [branch] = git(repo, "branch", "--list", "codeagent/*", "--format=%(refname:short)").split()
+    assert git(repo, "log", "-1", "--format=%s", branch).strip() == "divide: true division"
+    assert "applied changes to 1 file" in r.stdout and "return a / b" in (repo / "calc" / "ops.py").read_text()
+    [traj] = (repo / ".codeagent-runs").glob("repl-*/repl-*.traj.json")
+    asked = [m.content for m in load(traj).messages if m.role == "user" and "division" in m.content]
+    assert asked and "fix the \ndivision" in asked[0]  # a line ending in \ goes on
