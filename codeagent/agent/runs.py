@@ -16,6 +16,8 @@ BRANCH_PREFIX = "codeagent/"
 RUNS_FOLDER = ".codeagent-runs"
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 STAMP = re.compile(r"(\d{8}-\d{6})")
+BUSY_S = 600.0
+"""A run without a result whose trajectory changed this recently may still be going: ``clean`` leaves it."""
 
 
 @dataclass
@@ -29,6 +31,12 @@ class RunInfo:
     started: float | None = None
     status: str = "-"
     changed_files: int | None = None
+    updated: float | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether the run may still be going: no result yet, and its trajectory saved in the last ``BUSY_S``."""
+        return self.status == "open" and self.updated is not None and time.time() - self.updated < BUSY_S
 
     @property
     def age_s(self) -> float | None:
@@ -62,6 +70,7 @@ def _from_folder(run: RunInfo) -> None:
     if not isinstance(data, dict):
         return
     run.started = data.get("created") or run.started
+    run.updated = data.get("updated")
     result = data.get("result")
     run.status = result.get("status", "-") if isinstance(result, dict) else "open"
     run.changed_files = str(data.get("patch") or "").count("diff --git ")
@@ -130,11 +139,12 @@ def remove_run(repo: Path, run: RunInfo) -> list[str]:
 
 
 def clean_runs(repo: Path, older_than_s: float | None = None, runs_dir: Path | None = None) -> list[tuple[RunInfo, list[str]]]:
-    """Remove the runs of ``repo`` older than ``older_than_s`` (all when None); what each lost."""
+    """Remove the runs of ``repo`` older than ``older_than_s`` (all when None) but not a run that may still be
+    going (:attr:`RunInfo.busy`); what each lost (``["busy"]`` for one left alone)."""
     repo = Path(repo).expanduser().resolve()
     done = []
     for run in list_runs(repo, runs_dir):
         if older_than_s is not None and (run.age_s is None or run.age_s < older_than_s):
             continue
-        done.append((run, remove_run(repo, run)))
+        done.append((run, ["busy"] if run.busy else remove_run(repo, run)))
     return done

@@ -59,5 +59,9 @@ def clean(
     done = clean_runs(repo, limit, runs_dir)
     con = Console()
     for run, gone in done:
-        con.print(f"removed {run.id}: {', '.join(gone) or 'nothing left'}", highlight=False, soft_wrap=True)
-    con.print(f"{len(done)} run(s) removed", highlight=False)
+        if gone == ["busy"]:
+            con.print(f"left {run.id}: it may still be running (no result, saved in the last 10 minutes)",
+                      highlight=False, soft_wrap=True)
+        else:
+            con.print(f"removed {run.id}: {', '.join(gone) or 'nothing left'}", highlight=False, soft_wrap=True)
+    con.print(f"{sum(gone != ['busy'] for _, gone in done)} run(s) removed", highlight=False)

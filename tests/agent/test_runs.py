@@ -70,3 +70,19 @@ def test_runs_clean_bad_age_is_one_line(tmp_path: Path) -> None:
     r = codeagent("runs", "clean", "--repo", str(tmp_path), "--older-than", "soon")
     assert r.returncode == 2 and r.stderr.strip().startswith("codeagent: error: --older-than 'soon'")
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_runs_clean_leaves_a_run_that_may_still_be_going(tmp_path: Path) -> None:
+    import time
+
+    repo = make_repo(tmp_path / "calc")
+    folder = repo / ".codeagent-runs" / "20261130-120000-abcdef"
+    folder.mkdir(parents=True)
+    traj = folder / f"{folder.name}.traj.json"
+    traj.write_text(json.dumps({"created": time.time() - 5, "updated": time.time(), "result": None}))
+    r = codeagent("runs", "clean", "--repo", str(repo))
+    assert r.returncode == 0 and "left 20261130-120000-abcdef" in r.stdout and "0 run(s) removed" in r.stdout
+    assert folder.is_dir()
+    traj.write_text(json.dumps({"created": time.time() - 3600, "updated": time.time() - 3000, "result": None}))
+    r = codeagent("runs", "clean", "--repo", str(repo))
+    assert r.returncode == 0 and "1 run(s) removed" in r.stdout and not folder.exists()
