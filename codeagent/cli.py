@@ -111,13 +111,15 @@ def models_list() -> None:
 
     from codeagent.kvcache import catalog, models
 
+    root = models.models_dir()
     table = Table(Column("name", overflow="fold"), "params", Column("source", overflow="fold"), "size", "ready",
-                  Column("path", overflow="fold"),
-                  title=f"models in {models.models_dir()}")
+                  Column("folder", overflow="fold"), title=f"models in {root}")
     for row in models.listing():
         default = " (default)" if row.name == catalog.DEFAULT_MODEL else ""
+        folder = Path(row.path)
+        shown = str(folder.relative_to(root)) if folder.is_relative_to(root) else str(folder)
         table.add_row(row.name + default, row.params, row.quant, f"{row.size / 1e9:.2f} GB" if row.ready else "-",
-                      "yes" if row.ready else "no", str(row.path))
+                      "yes" if row.ready else "no", shown)
     Console().print(table)
 
 

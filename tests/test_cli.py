@@ -84,3 +84,14 @@ def test_chat_answers_with_the_default_coder_model():
 def test_version():
     r = codeagent("--version")
     assert r.returncode == 0 and r.stdout.startswith("codeagent ")
+
+
+def test_models_list_folds_instead_of_cutting_at_60_columns():
+    from codeagent.kvcache import catalog
+
+    r = subprocess.run([sys.executable, "-m", "codeagent.cli", "models", "list"], capture_output=True, text=True,
+                       env={**ENV, "COLUMNS": "60"}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    first_column = "".join(ln.split("│")[1].strip() for ln in r.stdout.splitlines() if ln.startswith("│"))
+    assert "…" not in r.stdout and f"{catalog.DEFAULT_MODEL}(default)" in first_column
+    assert all(name in first_column for name in catalog.MODELS)

@@ -45,8 +45,9 @@ def solve(
     sets: list[str] = options.SETS,
     engine: Optional[str] = options.ENGINE,
 ) -> None:
-    """Solve an issue in a sandboxed copy: reproduce, localize, sample candidate repairs from one KV snapshot,
-    validate with the tests. Exit 0 resolved, 1 unresolved, 2 usage error, 130 interrupted."""
+    """Solve an issue in a sandboxed copy (exit 0 resolved, 1 unresolved, 2 usage error, 130 interrupted).
+
+    Reproduce, localize, sample candidate repairs from one KV snapshot, validate with the tests."""
     from rich.console import Console
 
     from codeagent.agent import runner
@@ -96,8 +97,9 @@ def repl(
     sets: list[str] = options.SETS,
     engine: Optional[str] = options.ENGINE,
 ) -> None:
-    """Interactive session keeping the model's cache across turns (/plan /diff /apply /commit /kv /undo /save
-    /resume /quit); line editing, history and completion in a terminal."""
+    """Interactive session keeping the model's cache across turns; /help lists the slash commands.
+
+    /plan /diff /apply /commit /kv /undo /save /resume /quit; line editing, history and completion in a terminal."""
     from rich.console import Console
 
     from codeagent.agent import runner

@@ -127,7 +127,7 @@ def agent(
     policies: str = typer.Option("full", "--policies", help="Comma-separated KV policies, e.g. full,default."),
     budgets: str = typer.Option("1", "--budgets", help="Fractions of the full run's KV peak (1 = no budget)."),
     only: str = typer.Option("", "--only", help="Comma-separated task ids (default: all)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model (default: the agent's, qwen-coder-1.5b)."),
+    model: Optional[str] = options.MODEL,
     config: Optional[Path] = options.CONFIG,
     sets: list[str] = options.SETS,
     engine: Optional[str] = options.ENGINE,
