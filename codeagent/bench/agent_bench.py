@@ -95,7 +95,9 @@ def fresh_copy(task: AgentTask, dest: Path) -> Path:
 
 
 def hidden_verdict(task: AgentTask, workspace: Path, sandbox) -> tuple[bool, str]:
-    """Copy the hidden tests beside the visible ones, run everything; (all pass, summary)."""
+    """Copy the hidden tests beside the visible ones and run everything; solved when every test of the task's own
+    files (visible and hidden: SWE-bench's FAIL_TO_PASS and PASS_TO_PASS) passes. Tests in files the agent added
+    (its reproduction) are reported but do not decide. Returns (solved, summary)."""
     from codeagent.agent.testreport import run_tests
 
     folder = next((workspace / d for d in ("tests", "test") if (workspace / d).is_dir()), workspace / "tests")
@@ -108,8 +110,17 @@ def hidden_verdict(task: AgentTask, workspace: Path, sandbox) -> tuple[bool, str
     if report is None:
         return False, "no test set-up"
     hidden = {t: o for t, o in report.outcomes.items() if any(Path(p).name in t or t.startswith("hidden") for p in placed)}
-    ok = report.ok and bool(report.outcomes)
-    return ok, f"{report.summary()}; hidden {sum(o == 'passed' for o in hidden.values())}/{len(hidden)} passed"
+    added = {t: o for t, o in report.outcomes.items() if t not in hidden and _added_by_agent(t, task.root)}
+    own = {t: o for t, o in report.outcomes.items() if t not in added}
+    ok = bool(own) and all(o == "passed" for o in own.values())
+    extra = f"; the agent's own tests {sum(o == 'passed' for o in added.values())}/{len(added)} passed" if added else ""
+    return ok, f"{report.summary()}; hidden {sum(o == 'passed' for o in hidden.values())}/{len(hidden)} passed{extra}"
+
+
+def _added_by_agent(test_id: str, root: Path) -> bool:
+    """Whether a test id names a test file the task's repository does not have (one the agent wrote)."""
+    path = test_id.split("::", 1)[0]
+    return "::" in test_id and Path(path).suffix in (".py", ".js", ".ts", ".go") and not (root / path).is_file()
 
 
 def run_task(engine, task: AgentTask, policy: str, fraction: float, budget: int | None, settings, cfg,

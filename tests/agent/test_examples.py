@@ -45,3 +45,21 @@ def test_example_fails_before_and_passes_after_the_reference_fix(task, tmp_path:
         assert ok, summary
     finally:
         box.close()
+
+
+def test_a_wrong_test_the_agent_added_does_not_decide(tmp_path: Path) -> None:
+    """SWE-bench's rule: the task's own tests (visible and held back) decide; a reproduction the agent wrote that
+    asserts the wrong thing is reported beside them."""
+    task = next(t for t in TASKS if t.id == "calc")
+    after = fresh_copy(task, tmp_path / "after")
+    subprocess.run(["git", "apply", str(task.root / "hidden" / "fix.patch")], cwd=after, check=True)
+    (after / "tests" / "test_issue_reproduction.py").write_text("def test_wrong():\n    assert 1 == 2\n")
+    box = open_sandbox(SandboxConfig(kind="local"), after)
+    try:
+        ok, summary = hidden_verdict(task, after, box)
+        assert ok and "the agent's own tests 0/1 passed" in summary, summary
+        (after / "calc" / "ops.py").write_text((after / "calc" / "ops.py").read_text().replace("a / b", "a // b"))
+        ok, summary = hidden_verdict(task, after, box)
+        assert not ok, summary
+    finally:
+        box.close()
