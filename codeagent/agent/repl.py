@@ -117,7 +117,7 @@ class Repl:
         finally:
             box.close()
             self._save()
-            self.con.print(f"session saved: {self.traj_path}")
+            self.con.print(f"session saved: {self.traj_path}", markup=False, soft_wrap=True)
             from codeagent.agent.runner import tidy
 
             tidied = tidy(self.ws, None, self.keep or self.committed)
@@ -131,7 +131,7 @@ class Repl:
                        f"[cyan]{kv.policy}[/], budget {st.budget_slots or kv.budget_tokens or 'none'} slots")
         self.con.print(f"sandbox: {sandbox}", markup=False)
         self.con.print(f"workspace: {self.ws.path}" + (f" (branch {self.ws.branch})" if self.ws.branch else ""),
-                       markup=False)
+                       markup=False, soft_wrap=True)
         self.con.print(HELP, style="dim", markup=False)
 
     def _read(self) -> str | None:

@@ -141,3 +141,4 @@ def test_repl_commit_and_apply_take_the_work_out(tmp_path: Path) -> None:
     [traj] = (repo / ".codeagent-runs").glob("repl-*/repl-*.traj.json")
     asked = [m.content for m in load(traj).messages if m.role == "user" and "division" in m.content]
     assert asked and "fix the \ndivision" in asked[0]  # a line ending in \ goes on
+    assert f"session saved: {traj}" in r.stdout  # one unbroken line to copy
