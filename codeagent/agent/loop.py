@@ -184,13 +184,8 @@ class Agent:
         self.transcript.say("user", prompt, SpanInfo(kind=SegmentKind.TEXT, subtask=subtask))
         info = SpanInfo(kind=kind, subtask=subtask)
         self.ui.generating(subtask)
-        self.engine.start_assistant(info)
-        gen = self.engine.generate(max_tokens, stop=["\n\n"], temperature=0.0, seed=self.cfg.seed,
-                                   on_token=self.ui.token, info=info)
-        self.engine.end_assistant(info)
-        self.state.gen_tokens += len(gen.token_ids)
-        self.state.turns += 1
-        self.transcript.reply(gen, info)
+        gen, _ = query(self.engine, self.transcript, self.state, info, max_tokens, stop=["\n\n"], temperature=0.0,
+                       top_p=1.0, seed=self.cfg.seed, on_token=self.ui.token)
         rec.reply = gen.text
         rec.gen = {"tokens": len(gen.token_ids), "finish_reason": gen.finish_reason, "decode_s": round(gen.decode_s, 3)}
         if gen.finish_reason == "interrupted":
