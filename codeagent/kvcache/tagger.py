@@ -28,7 +28,14 @@ from codeagent.kvcache.tagger_content import (
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
 
-Interval = tuple[int, int, TokenTag]
+class Interval(NamedTuple):
+    """Characters [start, end) of a text and their tag."""
+
+    start: int
+    end: int
+    tag: TokenTag
+
+
 # (start, -end, priority, block_type or None (inherit), new block, depth increment, boundary)
 Region = tuple[int, int, int, BlockType | None, bool, int, bool]
 
@@ -49,10 +56,10 @@ def _emit(out: list[Interval], start: int, end: int, tag: TokenTag) -> None:
     """Append [start, end) with ``tag``, merging into the previous interval when tags match."""
     if end <= start:
         return
-    if out and out[-1][1] == start and out[-1][2] == tag:
-        out[-1] = (out[-1][0], end, tag)
+    if out and out[-1].end == start and out[-1].tag == tag:
+        out[-1] = out[-1]._replace(end=end)
     else:
-        out.append((start, end, tag))
+        out.append(Interval(start, end, tag))
 
 
 def _normalize(intervals: list[Interval], length: int) -> list[Interval]:
@@ -75,7 +82,7 @@ def _normalize(intervals: list[Interval], length: int) -> list[Interval]:
 
 def _shift(intervals: list[Interval], offset: int) -> list[Interval]:
     """Intervals moved right by ``offset`` chars."""
-    return [(s + offset, e + offset, t) for s, e, t in intervals] if offset else intervals
+    return [Interval(s + offset, e + offset, t) for s, e, t in intervals] if offset else intervals
 
 
 _WORD = re.compile(r"\S+")
@@ -110,8 +117,17 @@ def _byte_to_char(text: str, src: bytes) -> Callable[[int], int]:
 
 
 # ------------------------------------------------------------------------------ line-based tagging
-# A line plan: (start, end, block_type, block key, depth) per line; lines of one block share a key.
-LinePlan = list[tuple[int, int, BlockType, int, int]]
+class PlanLine(NamedTuple):
+    """One line of a line plan; lines of one block share a key."""
+
+    start: int
+    end: int
+    block_type: BlockType
+    block: int
+    depth: int
+
+
+LinePlan = list[PlanLine]
 
 
 class _Counter:
@@ -162,10 +178,10 @@ def _prose_plan(text: str, start: int, end: int) -> LinePlan:
     key = 0
     for s, e in _line_spans(text, start, end):
         if plan and text[s:e].isspace():
-            plan.append((s, e, BlockType.TEXT, key, 0))
+            plan.append(PlanLine(s, e, BlockType.TEXT, key, 0))
             continue
         key += 1
-        plan.append((s, e, BlockType.TEXT, key, 0))
+        plan.append(PlanLine(s, e, BlockType.TEXT, key, 0))
     return plan
 
 
@@ -202,10 +218,10 @@ def _log_plan(text: str, start: int, end: int) -> LinePlan:
         line = text[s:e].rstrip("\r\n")
         if not line.strip():
             if plan:
-                plan.append((s, e, plan[-1][2], key, 0))
+                plan.append(PlanLine(s, e, plan[-1].block_type, key, 0))
             else:
                 key += 1
-                plan.append((s, e, BlockType.LOG, key, 0))
+                plan.append(PlanLine(s, e, BlockType.LOG, key, 0))
             continue
         if _TRACEBACK.match(line):
             in_traceback, error = True, True
@@ -217,7 +233,7 @@ def _log_plan(text: str, start: int, end: int) -> LinePlan:
             error = bool(_ERROR_LINE.match(line) or _ASSERTION.search(line))
         if not (error and prev_error) or _TRACEBACK.match(line) or (not in_traceback and _ERROR_HEAD.match(line)):
             key += 1
-        plan.append((s, e, BlockType.ERROR if error else BlockType.LOG, key, 0))
+        plan.append(PlanLine(s, e, BlockType.ERROR if error else BlockType.LOG, key, 0))
         prev_error = error
     return plan
 
@@ -277,23 +293,23 @@ def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
         line = text[s:e]
         if line.isspace():
             if plan:
-                plan.append((s, e, plan[-1][2], plan[-1][3], plan[-1][4]))
+                plan.append(plan[-1]._replace(start=s, end=e))
             else:
                 key += 1
                 top_key = key
-                plan.append((s, e, BlockType.STATEMENT, key, 0))
+                plan.append(PlanLine(s, e, BlockType.STATEMENT, key, 0))
             continue
         depth = ind // unit
         balance = line.count("(") + line.count("[") - line.count(")") - line.count("]")
         if open_parens > 0:  # continuation of a multi-line signature
             open_parens += balance
-            plan.append((s, e, BlockType.FUNCTION_SIGNATURE, stack[-1].key, stack[-1].depth))
+            plan.append(PlanLine(s, e, BlockType.FUNCTION_SIGNATURE, stack[-1].key, stack[-1].depth))
             continue
         closer = bool(_H_CLOSER.match(line))
         while stack and (ind < stack[-1].indent or (ind == stack[-1].indent and not closer)):
             stack.pop()
         if closer and stack and ind == stack[-1].indent:
-            plan.append((s, e, BlockType.STATEMENT if stack[-1].is_class else BlockType.FUNCTION_BODY,
+            plan.append(PlanLine(s, e, BlockType.STATEMENT if stack[-1].is_class else BlockType.FUNCTION_BODY,
                          stack[-1].key, depth))
             stack.pop()
             continue
@@ -306,7 +322,7 @@ def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
             decorator_key = None
             stack.append(_OpenDef(ind, block, klass and not signature, depth))
             btype = BlockType.CLASS_DECLARATION if klass and not signature else BlockType.FUNCTION_SIGNATURE
-            plan.append((s, e, btype, block, depth))
+            plan.append(PlanLine(s, e, btype, block, depth))
             open_parens = max(balance, 0) if signature else 0
             continue
         if _H_COMMENT.match(line):
@@ -335,11 +351,18 @@ def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
             decorator_key = block
         elif btype != BlockType.COMMENT:
             decorator_key = None
-        plan.append((s, e, btype, block, depth))
+        plan.append(PlanLine(s, e, btype, block, depth))
     return plan
 
 
 # ------------------------------------------------------------------------------ tree-sitter
+class _Open(NamedTuple):
+    """A region the flattening sweep is inside of: where it ends and its tag."""
+
+    end: int
+    tag: TokenTag
+
+
 class _Grammar:
     """A loaded tree-sitter language with its parser and the combined capture query."""
 
@@ -663,10 +686,10 @@ class _CodeRegions:
         self.regions.sort(key=itemgetter(0, 1, 2))
         length = len(self.src)
         out: list[Interval] = []
-        stack: list[tuple[int, TokenTag]] = [(length, TokenTag(BlockType.STATEMENT, alloc(), 0, False))]
+        stack: list[_Open] = [_Open(length, TokenTag(BlockType.STATEMENT, alloc(), 0, False))]
         pos = 0
         for start, neg_end, _prio, btype, new_block, depth, boundary in self.regions:
-            while len(stack) > 1 and stack[-1][0] <= start:
+            while len(stack) > 1 and stack[-1].end <= start:
                 end, tag = stack.pop()
                 _emit(out, pos, end, tag)
                 pos = max(pos, end)
@@ -678,7 +701,7 @@ class _CodeRegions:
                 continue
             tag = TokenTag(top.block_type if btype is None else btype,
                            alloc() if new_block else top.block_id, top.depth + depth, boundary)
-            stack.append((end, tag))
+            stack.append(_Open(end, tag))
         while stack:
             end, tag = stack.pop()
             _emit(out, pos, end, tag)
@@ -917,13 +940,13 @@ class StructureTagger:
     def _call_lines(self, text: str) -> list[Interval]:
         if not text:
             return []
-        plan = [(s, e, BlockType.TOOL_CALL, 0, 0) for s, e in _line_spans(text, 0, len(text))]
+        plan = [PlanLine(s, e, BlockType.TOOL_CALL, 0, 0) for s, e in _line_spans(text, 0, len(text))]
         return _plan_to_intervals(text, plan, self._alloc)
 
     def _json_value(self, js: JsonString, language: str | None, default: str) -> list[Interval]:
         """Tags of a decoded JSON string, mapped back onto the escaped source chars."""
         inner = _normalize(sorted(self._content(js.value, language, default), key=itemgetter(0)), len(js.value))
-        return [(js.offsets[s], js.offsets[e], t) for s, e, t in inner if js.offsets[e] > js.offsets[s]]
+        return [Interval(js.offsets[s], js.offsets[e], t) for s, e, t in inner if js.offsets[e] > js.offsets[s]]
 
     def _shapes(self, text: str, language: str | None, default: str) -> list[Interval]:
         """JSON strings holding files, numbered views, diff hunks, else raw lines."""
@@ -1064,7 +1087,7 @@ class StructureTagger:
                 regions.collect()
                 to_char = _byte_to_char(full, src)
                 n = len(text)
-                return [(max(to_char(s) - cut, 0), min(to_char(e) - cut, n), t)
+                return [Interval(max(to_char(s) - cut, 0), min(to_char(e) - cut, n), t)
                         for s, e, t in regions.flatten(self._alloc) if to_char(e) > cut and to_char(s) - cut < n]
         return _plan_to_intervals(text, _heuristic_plan(text, 0, len(text)), self._alloc)
 
