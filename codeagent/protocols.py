@@ -140,12 +140,33 @@ class CompressionPlan:
 
 
 class Policy(Protocol):
-    """Decides which slots to keep, merge and drop under a budget."""
+    """Decides which slots to keep, merge and drop under a budget (what ``KVManager`` calls).
 
-    name: str
+    Policies are dataclasses owning their knobs, registered by short name as a builder from the
+    ``kv`` settings (``codeagent.kvcache.registry``); ``Lifecycle(base)`` wraps one with commits and pins.
+    """
+
+    needs_attention: bool
+    """Whether the engine must collect attention statistics for it."""
+    compresses: bool
+    """False for a policy that keeps everything (no budget applies)."""
+    uses_lifecycle: bool
+    """Whether it reads commits."""
+
+    def scores(self, view: Any) -> Any:
+        """Importance of every slot (higher is kept)."""
+        ...
 
     def plan(self, view: Any, budget: int) -> CompressionPlan:
         """A plan leaving at most ``budget`` slots, from a read-only view of slot table and stats."""
+        ...
+
+    def make_room(self, state: Any, budget: int, apply: Callable[[CompressionPlan, str], None]) -> None:
+        """Steps before ``plan`` when the cache ``state`` is over ``budget`` (e.g. fold commits)."""
+        ...
+
+    def on_commit(self, state: Any, subtask: int, name: str, apply: Callable[[CompressionPlan, str], None]) -> None:
+        """Subtask ``name`` (index ``subtask``) was committed."""
         ...
 
 

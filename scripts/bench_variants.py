@@ -2,8 +2,8 @@
 
 The knobs compared here (``kv.pinned_overflow``, ``kv.obs_weight``...) act only when the cache is
 brought to its budget, so each task is prefilled once with the default policy (committing as the
-agent would), snapshotted, and every (variant, budget) cell restores the snapshot, sets the
-variant's settings on the manager and its policy, enforces the budget and runs the bench's probe.
+agent would), snapshotted, and every (variant, budget) cell restores the snapshot with a manager
+built from the variant's settings, enforces the budget and runs the bench's probe.
 The full cache is the snapshot probed without compression. Writes JSON rows and prints a table of
 top-1 and log-prob retention per variant, budget and family.
 
@@ -61,12 +61,9 @@ def main() -> None:
         n_ctx = snap.logical
         cells = [("full", {}, 1.0)] + [(name, upd, b) for name, upd in variants for b in budgets]
         for name, updates, budget in cells:
-            engine.restore(snap)
-            cfg = base.model_copy(update=updates)
-            engine.manager.cfg = cfg
-            engine.manager.policy.cfg = cfg
+            engine.restore(snap, KVManager(base.model_copy(update=updates)))
             if name != "full":
-                engine.manager.enforce(engine, budget=math.ceil(budget * n_ctx), why="bench")
+                engine.manager.enforce(engine.state, budget=math.ceil(budget * n_ctx), why="bench")
             res = run_probe(engine, task)
             rows.append({"task_id": task.id, "family": task.family, "style": task.style, "variant": name,
                          "budget": budget, "top1": res.top1, "mean_logprob": res.mean_logprob, "exact": res.exact})

@@ -11,15 +11,12 @@ import argparse
 import math
 from pathlib import Path
 
-POLICIES = "full,window,h2o,snapkv,tova,codecomp,commitkv,default"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks", type=Path, required=True)
     ap.add_argument("--task", help="task id (default: the first session task)")
     ap.add_argument("--budget", type=float, default=0.25)
-    ap.add_argument("--policies", default=POLICIES)
+    ap.add_argument("--policies", default="all", help="comma-separated, or all (every registered policy)")
     ap.add_argument("--out", type=Path, default=Path("docs/policy_census.md"))
     args = ap.parse_args()
 
@@ -28,17 +25,18 @@ def main() -> None:
     from codeagent.kvcache import models
     from codeagent.kvcache.config import ModelConfig
     from codeagent.kvcache.engine import Engine
+    from codeagent.kvcache.registry import policy_names
 
     tasks = load_tasks(args.tasks)
     task = next(t for t in tasks if (t.id == args.task if args.task else t.family == "session"))
     loaded = models.load("smollm2")
     rows = []
-    for policy in args.policies.split(","):
+    for policy in policy_names() if args.policies == "all" else args.policies.split(","):
         eng = Engine(loaded, ModelConfig(), bench_kv_config(policy))
         prefill_context(eng, task, uses_lifecycle(policy))
         n = eng.logical
         budget = n if policy == "full" else math.ceil(args.budget * n)
-        eng.manager.enforce(eng, budget=budget)
+        eng.manager.enforce(eng.state, budget=budget)
         st = eng.stats()
         probe = run_probe(eng, task)
         rows.append((policy, n, st, probe))

@@ -30,7 +30,7 @@ from codeagent.bench.tasks import Task, task_spans
 from codeagent.errors import InputError
 from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.engine import Snapshot
-from codeagent.kvcache.registry import POLICIES, load_policies
+from codeagent.kvcache.registry import POLICIES, build_policy, load_policies
 
 FULL = "full"
 EXTRA_TOKENS = 8
@@ -75,9 +75,8 @@ class GridSpec:
 
 
 def uses_lifecycle(policy: str) -> bool:
-    """Whether a policy reads commits (its class says so)."""
-    load_policies()
-    return bool(getattr(POLICIES.get(policy), "uses_lifecycle", False))
+    """Whether a policy reads commits (the policy says so)."""
+    return bool(build_policy(KVConfig(), policy).uses_lifecycle)
 
 
 def bench_kv_config(policy: str, base: KVConfig | None = None) -> KVConfig:
@@ -152,7 +151,7 @@ def run_probe(engine, task: Task) -> ProbeResult:
     target_ids = list(engine.tok(target, add_special_tokens=False)["input_ids"])
     if not target_ids:
         raise InputError(f"task {task.id}: the target has no tokens")
-    compressions = engine.manager.compressions
+    compressions = engine.state.counters.compressions
     info = SpanInfo(kind=SegmentKind.CODE)
     engine.start_assistant(compress=False)
     if task.probe.prompt:
@@ -162,7 +161,7 @@ def run_probe(engine, task: Task) -> ProbeResult:
     engine.rollback(mark)
     stop = None if "\n" in target.strip("\n") else ["\n"]
     gen = engine.generate(len(target_ids) + EXTRA_TOKENS, stop=stop, info=info)
-    if engine.manager.compressions != compressions:
+    if engine.state.counters.compressions != compressions:
         raise RuntimeError("the cache was compressed during the probe")
     return ProbeResult(
         mean_logprob=mean_logprob(logprobs),
@@ -187,8 +186,7 @@ def prefill_policy(cells: Sequence[tuple[str, float]], lifecycle_policy: str | N
     collects the attention statistics any cell's policy reads (``full`` when none reads them)."""
     if lifecycle_policy is not None:
         return lifecycle_policy
-    load_policies()
-    return next((m for m, _ in cells if getattr(POLICIES.get(m), "needs_attention", True)), FULL)
+    return next((m for m, _ in cells if build_policy(KVConfig(), m).needs_attention), FULL)
 
 
 @dataclass
@@ -214,10 +212,11 @@ class TaskRunner:
         n_ctx = snap.logical
         try:
             engine.restore(snap, self._manager(policy) if fresh_manager else None)
-            before = engine.manager.compress_s
+            before = engine.state.counters.compress_s
             if policy != FULL:
-                engine.manager.enforce(engine, budget=math.ceil(budget * n_ctx), why="bench")
-            compress_s = engine.manager.compress_s if not fresh_manager else engine.manager.compress_s - before
+                engine.manager.enforce(engine.state, budget=math.ceil(budget * n_ctx), why="bench")
+            # a lifecycle policy's cell counts the compression its prefill did (commit folds) too
+            compress_s = engine.state.counters.compress_s - (0.0 if not fresh_manager else before)
             slots, nbytes = len(engine.table), engine.kv_bytes()
             res = run_probe(engine, task)
         except Exception as exc:

@@ -126,14 +126,14 @@ def measure(policy: str, length: int, budget: int | None, decode_tokens: int, mo
         engine.append_message(role, text, SpanInfo(kind=kinds[role], subtask=sub or None, language="python"))
     prefill_s = time.perf_counter() - t0
     context = engine.logical
-    prefill_compress = engine.manager.compress_s
+    prefill_compress = engine.state.counters.compress_s
     kv_slots, kv_bytes = len(engine.table), engine.kv_bytes()
     engine.start_assistant()
     engine.append(PROMPT, SpanInfo(kind=SegmentKind.CODE, language="python"))
     engine.stop_ids = set()  # a fixed number of decoded tokens
-    before = engine.manager.compress_s
+    before = engine.state.counters.compress_s
     gen = engine.generate(decode_tokens)
-    decode_compress = engine.manager.compress_s - before
+    decode_compress = engine.state.counters.compress_s - before
     n = len(gen.token_ids)
     return SpeedRow(
         policy=policy, length=length, context_tokens=context, budget=None if policy == "full" else budget,

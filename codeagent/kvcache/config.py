@@ -36,8 +36,30 @@ class ModelConfig(BaseModel):
     """torch intra-op threads; None keeps torch's default."""
 
 
+def default_block_weights() -> dict[str, float]:
+    """Structural weight of each block type (names of BlockType, lower case)."""
+    return {
+        "function_signature": 1.0, "class_declaration": 1.0, "decorator": 0.8, "import": 0.8,
+        "error": 0.9, "docstring": 0.5, "control_flow": 0.45, "statement": 0.35, "function_body": 0.35,
+        "none": 0.3, "text": 0.3, "tool_call": 0.4, "comment": 0.15, "log": 0.1,
+    }
+
+
+def default_kind_weights() -> dict[str, float]:
+    """Structural weight of each segment kind."""
+    return {
+        "system": 0.9, "issue": 1.0, "plan": 0.7, "code": 0.6, "tool_call": 0.5, "tool_output": 0.4,
+        "file_view": 0.6, "test_log": 0.3, "error": 0.9, "text": 0.5, "template": 0.6,
+    }
+
+
 class KVConfig(BaseModel):
-    """Knobs of the KV manager: budget, scoring weights, lifecycle and compression cadence."""
+    """The user's ``kv`` settings: budget and cadence (read by the manager) and every policy's knobs.
+
+    Policies are dataclasses owning their knobs (``codeagent/kvcache/policies``); the registry builds
+    the one named by ``policy`` from these settings, each field taking the value of the setting with
+    its name (``Policy.from_settings``), so ``kv.<knob>`` works in YAML and ``--set`` for every policy.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -99,16 +121,9 @@ class KVConfig(BaseModel):
     """SnapKV: max-pool kernel over observation-window attention."""
     max_merge: int = Field(8, ge=2)
     """Most slots one hybrid merge may fold together."""
-    block_weights: dict[str, float] = Field(default_factory=lambda: {
-        "function_signature": 1.0, "class_declaration": 1.0, "decorator": 0.8, "import": 0.8,
-        "error": 0.9, "docstring": 0.5, "control_flow": 0.45, "statement": 0.35, "function_body": 0.35,
-        "none": 0.3, "text": 0.3, "tool_call": 0.4, "comment": 0.15, "log": 0.1,
-    })
+    block_weights: dict[str, float] = Field(default_factory=default_block_weights)
     """Structural weight of each block type (names of BlockType, lower case)."""
-    kind_weights: dict[str, float] = Field(default_factory=lambda: {
-        "system": 0.9, "issue": 1.0, "plan": 0.7, "code": 0.6, "tool_call": 0.5, "tool_output": 0.4,
-        "file_view": 0.6, "test_log": 0.3, "error": 0.9, "text": 0.5, "template": 0.6,
-    })
+    kind_weights: dict[str, float] = Field(default_factory=default_kind_weights)
     """Structural weight of each segment kind, multiplied with the block weight."""
     pin_signatures: bool = True
     """Lifecycle policies pin function/class headers, decorators and imports."""

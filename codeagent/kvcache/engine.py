@@ -23,6 +23,7 @@ from codeagent.kvcache.chat import ChatFormat
 from codeagent.kvcache.config import KVConfig, ModelConfig
 from codeagent.kvcache.models import LoadedModel
 from codeagent.kvcache.slots import SlotTable
+from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
 from codeagent.protocols import Generation, KVStats, TokenCallback
 
@@ -39,14 +40,15 @@ class Mark:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """A deep copy of everything appends, generations and compressions change; restores any number of times."""
+    """A deep copy of the engine's ``CacheState`` (all that appends, generations and compressions
+    change); restores any number of times."""
 
-    state: dict[str, object]
+    state: CacheState
 
     @property
     def logical(self) -> int:
         """Logical length when the snapshot was taken."""
-        return int(self.state["logical"])
+        return self.state.logical
 
 
 @dataclass(frozen=True)
@@ -92,35 +94,99 @@ class Engine:
             manager = KVManager(self.kv_cfg)
         self.manager = manager
         self._tagger = None
+        self.state: CacheState
         self.reset()
 
     # ----------------------------------------------------------------------- state
     def reset(self) -> None:
         """Empty the cache and all accounting."""
-        self.cache = self._cache_cls(config=self.model.config)
-        self.table = SlotTable(self.n_layers, self.n_heads)
-        self.logical = 0
-        self.steps = 0
-        self.segments = 0
-        self.subtasks: dict[str, int] = {}
-        self.last_logits: torch.Tensor | None = None
-        self.peak_slots = 0
+        self.state = CacheState(cache=self._cache_cls(config=self.model.config),
+                                table=SlotTable(self.n_layers, self.n_heads))
         self._interrupt = False
-        self.manager.reset()
-
-    STATE = ("cache", "table", "manager", "logical", "steps", "segments", "subtasks", "last_logits", "peak_slots")
-    """Attributes that make up the engine's session state (what a snapshot copies)."""
 
     def snapshot(self) -> Snapshot:
-        """Deep-copy the cache, slot table, manager and counters (tensors are cloned)."""
-        return Snapshot({name: copy.deepcopy(getattr(self, name)) for name in self.STATE})
+        """Deep-copy the cache state (tensors are cloned)."""
+        return Snapshot(copy.deepcopy(self.state))
 
     def restore(self, snap: Snapshot, manager=None) -> None:
         """Return to ``snap``'s state (copying again, so one snapshot serves many restores);
-        ``manager`` replaces the snapshot's manager (e.g. a fresh one for another policy)."""
-        for name, value in snap.state.items():
-            setattr(self, name, manager if name == "manager" and manager is not None else copy.deepcopy(value))
+        ``manager`` replaces the engine's manager (e.g. one with another policy)."""
+        self.state = copy.deepcopy(snap.state)
+        if manager is not None:
+            self.manager = manager
         self._interrupt = False
+
+    @property
+    def cache(self):
+        """The KV cache (a transformers ``DynamicCache``)."""
+        return self.state.cache
+
+    @cache.setter
+    def cache(self, value) -> None:
+        self.state.cache = value
+
+    @property
+    def table(self):
+        """The slot table beside the cache."""
+        return self.state.table
+
+    @table.setter
+    def table(self, value) -> None:
+        self.state.table = value
+
+    @property
+    def logical(self):
+        """Logical length: tokens read so far, dropped ones included."""
+        return self.state.logical
+
+    @logical.setter
+    def logical(self, value) -> None:
+        self.state.logical = value
+
+    @property
+    def steps(self):
+        """Forward passes so far."""
+        return self.state.steps
+
+    @steps.setter
+    def steps(self, value) -> None:
+        self.state.steps = value
+
+    @property
+    def segments(self):
+        """Segments (messages, generations) appended so far."""
+        return self.state.segments
+
+    @segments.setter
+    def segments(self, value) -> None:
+        self.state.segments = value
+
+    @property
+    def subtasks(self):
+        """Subtask name -> index."""
+        return self.state.subtasks
+
+    @subtasks.setter
+    def subtasks(self, value) -> None:
+        self.state.subtasks = value
+
+    @property
+    def last_logits(self):
+        """Logits after the last token."""
+        return self.state.last_logits
+
+    @last_logits.setter
+    def last_logits(self, value) -> None:
+        self.state.last_logits = value
+
+    @property
+    def peak_slots(self):
+        """Most physical slots held at once."""
+        return self.state.peak_slots
+
+    @peak_slots.setter
+    def peak_slots(self, value) -> None:
+        self.state.peak_slots = value
 
     @property
     def tagger(self):
@@ -143,9 +209,7 @@ class Engine:
 
     def subtask_index(self, name: str | None) -> int:
         """Stable small integer for a subtask name (-1 for none)."""
-        if name is None:
-            return -1
-        return self.subtasks.setdefault(name, len(self.subtasks))
+        return self.state.subtask_index(name)
 
     # ----------------------------------------------------------------------- forward
     def _forward(self, ids: list[int], all_logits: bool = False) -> torch.Tensor:
@@ -158,7 +222,7 @@ class Engine:
             log_count = log_count.to(self.model.device)
         ctx = attention.AttentionContext(log_count=log_count, window=self.model_cfg.obs_window,
                                          sample=self.model_cfg.stats_queries,
-                                         collect=getattr(self.manager.policy, "needs_attention", True))
+                                         collect=self.manager.policy.needs_attention)
         with torch.inference_mode():
             out = self.model(
                 input_ids=torch.tensor([ids], dtype=torch.long, device=self.model.device),
@@ -215,16 +279,16 @@ class Engine:
             )
         tags = tags or [NO_TAG] * n
         kinds = kinds or [info.kind] * n
-        chunk = self.manager.chunk_size(self, self.model_cfg.prefill_chunk) if compress else self.model_cfg.prefill_chunk
+        chunk = self.manager.chunk_size(self.state, self.model_cfg.prefill_chunk) if compress else self.model_cfg.prefill_chunk
         for s in range(0, n, chunk):
             part = ids[s:s + chunk]
             if compress:
-                self.manager.before_append(self, len(part))
+                self.manager.before_append(self.state, len(part))
             self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info)
-            self.manager.pin_rows(self, len(part))
+            self.manager.pin_rows(self.state, len(part))
             self._forward(part)
         self.segments += 1
-        self.manager.after_append(self, n, info, compress)
+        self.manager.after_append(self.state, n, info, compress)
         return n
 
     def _encode(self, text: str, content: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
@@ -339,11 +403,11 @@ class Engine:
                     reason = "context"
                     break
                 ids.append(tid)
-                self.manager.before_append(self, 1)
+                self.manager.before_append(self.state, 1)
                 self._add_rows([tid], [NO_TAG], [info.kind], info)
                 self._forward([tid])
                 if len(ids) % every == 0:
-                    self.manager.on_decode(self, len(ids))
+                    self.manager.on_decode(self.state, len(ids))
                 text = self.tok.decode(ids, skip_special_tokens=False)
                 hit = min((text.find(s) + len(s) for s in stop if s in text), default=-1)
                 if hit >= 0:
@@ -396,7 +460,7 @@ class Engine:
                 c["boundary"][j] = t.is_boundary
                 c["protect"][j] = info.pinned
                 changed += 1
-        self.manager.after_retag(self)
+        self.manager.after_retag(self.state)
         return changed
 
     # ----------------------------------------------------------------------- scoring helpers
@@ -419,7 +483,7 @@ class Engine:
 
     def reserve(self, n: int) -> None:
         """Make room for ``n`` tokens now (under a hard budget), e.g. before mark/score/rollback."""
-        self.manager.before_append(self, n)
+        self.manager.before_append(self.state, n)
 
     def mark(self) -> Mark:
         """Remember the current end of the cache."""
@@ -437,11 +501,11 @@ class Engine:
     # ----------------------------------------------------------------------- control
     def commit(self, subtask: str) -> int:
         """The agent finished ``subtask``: its spans become committed and get compressed."""
-        return self.manager.commit(self, subtask)
+        return self.manager.commit(self.state, subtask)
 
     def set_debug(self, subtask: str | None) -> None:
         """Open (pin error lines) or close a debug round."""
-        self.manager.set_debug(self, subtask)
+        self.manager.set_debug(self.state, subtask)
 
     def kv_bytes(self) -> int:
         """Bytes held by the cache tensors, all layers, keys and values."""
@@ -467,20 +531,20 @@ class Engine:
         kind = self.table["kind"]
         by_state = {s.name.lower(): int((state == s).sum()) for s in State}
         by_kind = {k.name.lower(): int((kind == k).sum()) for k in SegmentKind if int((kind == k).sum())}
-        m = self.manager
+        c = self.state.counters
         return KVStats(
             physical_slots=len(self.table),
             logical_tokens=self.logical,
             kv_bytes=self.kv_bytes(),
-            budget_slots=m.budget(self),
+            budget_slots=self.manager.budget(self.state),
             by_state=by_state,
             by_kind=by_kind,
             merged_slots=int((self.table["count"] > 1).sum()),
-            merges=m.merged_tokens,
-            drops=m.dropped_tokens,
-            commits=m.commits,
-            compressions=m.compressions,
+            merges=c.merged_tokens,
+            drops=c.dropped_tokens,
+            commits=c.commits,
+            compressions=c.compressions,
             peak_slots=self.peak_slots,
             peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            compress_s=m.compress_s,
+            compress_s=c.compress_s,
         )

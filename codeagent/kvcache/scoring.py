@@ -1,12 +1,31 @@
-"""Importance scores: score = a*structural + b*semantic + c*temporal (CodeComp)."""
+"""Importance scores: score = a*structural + b*semantic + c*temporal (CodeComp).
+
+The knobs come from the policy that scores (any object with the fields of ``ImportanceKnobs``).
+"""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import torch
 
-from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.tags import BlockType, SegmentKind
 from codeagent.kvcache.view import CacheView
+
+
+class ImportanceKnobs(Protocol):
+    """The settings the importance score reads."""
+
+    structural_weight: float
+    semantic_weight: float
+    temporal_weight: float
+    depth_decay: float
+    boundary_bonus: float
+    recency_halflife: int
+    obs_weight: float
+    pool_kernel: int
+    block_weights: dict[str, float]
+    kind_weights: dict[str, float]
 
 
 def _table(names: dict[str, float], enum, default: float) -> torch.Tensor:
@@ -16,14 +35,13 @@ def _table(names: dict[str, float], enum, default: float) -> torch.Tensor:
     return out
 
 
-def structural(view: CacheView) -> torch.Tensor:
+def structural(view: CacheView, k: ImportanceKnobs) -> torch.Tensor:
     """Block-type weight x segment-kind weight, plus a boundary bonus, decaying with depth."""
-    cfg = view.cfg
     t = view.table
-    bw = _table(cfg.block_weights, BlockType, 0.3)[t["block_type"].long()]
-    kw = _table(cfg.kind_weights, SegmentKind, 0.5)[t["kind"].long()]
-    s = bw * kw + cfg.boundary_bonus * t["boundary"].float()
-    return s * cfg.depth_decay ** t["depth"].float().clamp(min=0)
+    bw = _table(k.block_weights, BlockType, 0.3)[t["block_type"].long()]
+    kw = _table(k.kind_weights, SegmentKind, 0.5)[t["kind"].long()]
+    s = bw * kw + k.boundary_bonus * t["boundary"].float()
+    return s * k.depth_decay ** t["depth"].float().clamp(min=0)
 
 
 def rank01(x: torch.Tensor) -> torch.Tensor:
@@ -44,30 +62,29 @@ def observed(view: CacheView, kernel: int) -> torch.Tensor:
     return pooled.mean(dim=0)[: len(view)]
 
 
-def semantic(view: CacheView) -> torch.Tensor:
+def semantic(view: CacheView, obs_weight: float = 0.0, pool_kernel: int = 7) -> torch.Tensor:
     """Attention the slot draws: decayed mass (mean over layers/heads), rank-normalised, mixed
     with the pooled observation-window attention at ``obs_weight``."""
     mass = rank01(view.attention("attn_dec") + 1e-3 * view.attention("attn_cum"))
-    w = view.cfg.obs_weight
-    if w <= 0 or len(view) == 0:
+    if obs_weight <= 0 or len(view) == 0:
         return mass
-    return (1 - w) * mass + w * rank01(observed(view, view.cfg.pool_kernel))
+    return (1 - obs_weight) * mass + obs_weight * rank01(observed(view, pool_kernel))
 
 
-def temporal(view: CacheView) -> torch.Tensor:
+def temporal(view: CacheView, recency_halflife: int) -> torch.Tensor:
     """Recency (halving every ``recency_halflife`` positions) plus access heat."""
     t = view.table
     age = (view.logical - t["pos"]).float().clamp(min=0)
-    recency = 0.5 ** (age / view.cfg.recency_halflife)
+    recency = 0.5 ** (age / recency_halflife)
     hits = t["hits"]
     heat = hits / hits.max() if bool((hits > 0).any()) else torch.zeros_like(hits)
     return 0.7 * recency + 0.3 * heat
 
 
-def importance(view: CacheView, cfg: KVConfig | None = None) -> torch.Tensor:
+def importance(view: CacheView, k: ImportanceKnobs) -> torch.Tensor:
     """The combined importance score of every slot."""
-    cfg = cfg or view.cfg
-    s = structural(view)
+    s = structural(view, k)
     if s.numel():
         s = s / s.max().clamp(min=1e-6)
-    return cfg.structural_weight * s + cfg.semantic_weight * semantic(view) + cfg.temporal_weight * temporal(view)
+    return (k.structural_weight * s + k.semantic_weight * semantic(view, k.obs_weight, k.pool_kernel)
+            + k.temporal_weight * temporal(view, k.recency_halflife))

@@ -6,20 +6,24 @@ from dataclasses import dataclass
 
 import torch
 
-from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.slots import SlotTable
+from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import State
 
 
 @dataclass
 class CacheView:
-    """Slot table, KV config, logical length and access to keys, for one policy decision."""
+    """Slot table, logical length and access to keys, for one policy decision."""
 
     table: SlotTable
-    cfg: KVConfig
     logical: int
     step: int
     cache: object
+
+    @classmethod
+    def of(cls, state: CacheState) -> "CacheView":
+        """The view of ``state`` now."""
+        return cls(state.table, state.logical, state.steps, state.cache)
 
     def __len__(self) -> int:
         return len(self.table)
@@ -38,11 +42,13 @@ class CacheView:
         """Bool mask of pinned slots."""
         return self.table["state"] == int(State.PINNED)
 
-    def structural_mask(self) -> torch.Tensor:
-        """Bool mask of the sink tokens (first positions) and the most recent slots."""
+    def edges(self, sink_tokens: int, recent_tokens: int) -> torch.Tensor:
+        """Bool mask of the attention sinks (the first ``sink_tokens`` positions, while still cached)
+        and the ``recent_tokens`` newest slots."""
         n = len(self)
         mask = torch.zeros(n, dtype=torch.bool)
-        mask[: min(self.cfg.sink_tokens, n)] = self.table["pos"][: min(self.cfg.sink_tokens, n)] < self.cfg.sink_tokens
-        if self.cfg.recent_tokens:
-            mask[max(n - self.cfg.recent_tokens, 0):] = True
+        k = min(sink_tokens, n)
+        mask[:k] = self.table["pos"][:k] < sink_tokens
+        if recent_tokens:
+            mask[max(n - recent_tokens, 0):] = True
         return mask

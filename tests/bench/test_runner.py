@@ -176,7 +176,7 @@ def test_snapshot_restore_gives_identical_probes(make_engine):
     prefill_context(engine, task, lifecycle=False)
     snap = engine.snapshot()
     first = run_probe(engine, task)
-    engine.manager.enforce(engine, budget=64)
+    engine.manager.enforce(engine.state, budget=64)
     engine.restore(snap)
     assert len(engine.table) == snap.logical == engine.logical
     again = run_probe(engine, task)

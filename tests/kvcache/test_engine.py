@@ -180,7 +180,7 @@ def test_snapshot_restores_cache_table_and_counters_any_number_of_times(make_eng
     snap = eng.snapshot()
     rows = {k: v.clone() for k, v in eng.table.cols.items()}
     first = eng.generate(6)
-    eng.manager.enforce(eng, budget=40)  # compress too: the snapshot must not share tensors
+    eng.manager.enforce(eng.state, budget=40)  # compress too: the snapshot must not share tensors
     assert len(eng.table) == 40
     for _ in range(2):
         eng.restore(snap)
@@ -188,6 +188,19 @@ def test_snapshot_restores_cache_table_and_counters_any_number_of_times(make_eng
         assert all(torch.equal(eng.table.cols[k], v) for k, v in rows.items())
         again = eng.generate(6)
         assert again.token_ids == first.token_ids
+
+
+def test_snapshot_copies_the_lifecycle_bookkeeping_and_counters(make_engine, code_ids):
+    eng = make_engine(policy="default", min_tokens=0)
+    eng.append_tokens(code_ids[:120], info=SpanInfo(subtask="s1"))
+    snap = eng.snapshot()
+    eng.set_debug("s1")
+    eng.commit("s1")  # pressure folding: queued, counted
+    assert eng.state.book.unfolded and eng.stats().commits == 1 and eng.state.book.debug == "s1"
+    eng.restore(snap)
+    assert not eng.state.book.unfolded and not eng.state.book.committed and eng.state.book.debug is None
+    assert eng.stats().commits == 0 and eng.state.counters.events == []
+    assert snap.state.counters.commits == 0  # the snapshot itself was never touched
 
 
 def test_encode_message_is_what_append_message_feeds(make_engine):

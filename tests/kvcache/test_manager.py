@@ -85,12 +85,12 @@ def _check_plan_blocks(engine, seen_violations):
     mgr = engine.manager
     orig = mgr._apply
 
-    def checked(eng, plan, why):
-        blocks = eng.table["block_id"]
+    def checked(state, plan, why):
+        blocks = state.table["block_id"]
         for members, _ in plan.merge:
             if len({int(blocks[m]) for m in members}) != 1:
                 seen_violations.append((why, members))
-        orig(eng, plan, why)
+        orig(state, plan, why)
 
     mgr._apply = checked
 
@@ -133,7 +133,7 @@ def test_budget_pins_and_consistency_hold_over_random_sessions(tiny, policy, mod
         # pinned signature tokens survive (unless the pinned cap had to fold them, which is reported)
         pinned_sig = ((t["block_type"] == int(BlockType.FUNCTION_SIGNATURE)) & (t["state"] == int(State.PINNED))).sum()
         appended_view = any(k == "append" and SEGMENTS[x][1] == SegmentKind.FILE_VIEW for k, x, _ in ops)
-        if appended_view and eng.manager.pinned_overflow == 0:
+        if appended_view and eng.state.counters.pinned_overflow == 0:
             assert int(pinned_sig) > 0
 
 
@@ -144,7 +144,7 @@ def test_pinned_slots_survive_compression(make_engine, code_ids):
     protected[50:60] = True
     eng.table.cols["state"][protected] = int(State.PINNED)
     pos = set(eng.table["pos"][protected].tolist())
-    eng.manager.enforce(eng, budget=100)
+    eng.manager.enforce(eng.state, budget=100)
     assert len(eng.table) <= 100
     assert pos <= set(eng.table["pos"].tolist())
 
@@ -192,14 +192,14 @@ def test_pressure_folding_waits_for_the_budget_then_folds_the_oldest_commit_firs
     # a budget that folding s1 alone meets: s1 is folded, s2 (committed later) and s3 are untouched
     s1_rows = int((lazy.table["subtask"] == s1).sum())
     s1_after_fold = int((eager.table["subtask"] == s1).sum())
-    lazy.manager.enforce(lazy, budget=n - (s1_rows - s1_after_fold))
+    lazy.manager.enforce(lazy.state, budget=n - (s1_rows - s1_after_fold))
     t = lazy.table
     assert int((t["subtask"] == s1).sum()) == s1_after_fold and int((t["count"][t["subtask"] == s1] > 1).sum()) > 0
     assert bool((t["count"][t["subtask"] != s1] == 1).all()) and len(t) == n - (s1_rows - s1_after_fold)
-    assert [s for _, s in lazy.manager.unfolded] == ["s2"]
+    assert [s for _, s in lazy.state.book.unfolded] == ["s2"]
     # more pressure folds s2 next, and the budget holds
-    lazy.manager.enforce(lazy, budget=len(eager.table) - 10)
-    assert len(lazy.table) <= len(eager.table) - 10 and not lazy.manager.unfolded
+    lazy.manager.enforce(lazy.state, budget=len(eager.table) - 10)
+    assert len(lazy.table) <= len(eager.table) - 10 and not lazy.state.book.unfolded
     assert int((lazy.table["count"][lazy.table["subtask"] == s2] > 1).sum()) > 0
 
 
@@ -251,9 +251,9 @@ def test_pinned_cap_merges_the_oldest_and_reports_it(make_engine, code_ids):
     eng.append_tokens(code_ids[:300])
     eng.table.cols["state"][:] = int(State.PINNED)
     eng.table.cols["block_id"][:] = 7
-    eng.manager.enforce(eng, budget=200)
-    assert eng.manager.pinned_overflow > 0
-    assert any(e["why"] == "pinned-cap" for e in eng.manager.events)
+    eng.manager.enforce(eng.state, budget=200)
+    assert eng.state.counters.pinned_overflow > 0
+    assert any(e["why"] == "pinned-cap" for e in eng.state.counters.events)
 
 
 def test_plan_rejects_out_of_range(make_engine, code_ids):
@@ -269,11 +269,11 @@ def test_pinned_cap_can_release_the_lowest_scoring(make_engine, code_ids):
     eng = make_engine(policy="default", min_tokens=0, pinned_cap=0.1, pinned_overflow="release_lowest")
     eng.append_tokens(code_ids[:300])
     eng.table.cols["state"][:] = int(State.PINNED)
-    eng.manager.enforce(eng, budget=200)
+    eng.manager.enforce(eng.state, budget=200)
     assert len(eng.table) <= 200
-    assert eng.manager.pinned_overflow == 300 - 20
+    assert eng.state.counters.pinned_overflow == 300 - 20
     assert int((eng.table["state"] == int(State.PINNED)).sum()) <= 20
-    assert any(e["why"] == "pinned-cap" and e.get("released") for e in eng.manager.events)
+    assert any(e["why"] == "pinned-cap" and e.get("released") for e in eng.state.counters.events)
 
 
 def test_observation_window_share_changes_the_semantic_term(make_engine, code_ids):
@@ -281,9 +281,8 @@ def test_observation_window_share_changes_the_semantic_term(make_engine, code_id
 
     eng = make_engine(policy="default", min_tokens=0)
     eng.append_tokens(code_ids[:200])
-    base = semantic(eng.manager.view(eng))
-    view = eng.manager.view(eng)
-    view.cfg = eng.kv_cfg.model_copy(update={"obs_weight": 1.0})
-    mixed = semantic(view)
+    view = eng.manager.view(eng.state)
+    base = semantic(view, obs_weight=eng.kv_cfg.obs_weight)
+    mixed = semantic(view, obs_weight=1.0)
     assert mixed.shape == base.shape and not torch.allclose(mixed, base)
     assert float(mixed.min()) >= 0.0 and float(mixed.max()) <= 1.0

@@ -49,7 +49,7 @@ def test_signature_survives_quarter_budget(make_engine, policy, expect_recall):
     eng = make_engine(policy=policy, min_tokens=0)
     n = _session(eng, commit=eng.manager.policy.uses_lifecycle)
     assert n > 2000
-    eng.manager.enforce(eng, budget=math.ceil(0.25 * n))
+    eng.manager.enforce(eng.state, budget=math.ceil(0.25 * n))
     assert len(eng.table) <= math.ceil(0.25 * n)
     eng.start_assistant(compress=False)
     eng.append("I'll add the wrapper with the same signature:\n```python\ndef indent(", compress=False)

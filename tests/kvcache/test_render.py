@@ -15,7 +15,7 @@ def test_map_marks_dropped_and_merged_stretches(make_engine, code_ids):
     eng.append_tokens(code_ids[:300], info=SpanInfo(kind=SegmentKind.FILE_VIEW, subtask="s1"))
     n = len(eng.table)
     keep = list(range(0, 100)) + list(range(200, n))
-    eng.manager._apply(eng, CompressionPlan(keep=keep, merge=[(list(range(100, 150)), [1.0] * 50)]), "test")
+    eng.manager._apply(eng.state, CompressionPlan(keep=keep, merge=[(list(range(100, 150)), [1.0] * 50)]), "test")
     text = cache_map(eng, width=n).plain
     assert len(text) == n
     assert GONE_GLYPH * 40 in text  # 150..199 dropped

@@ -1,22 +1,32 @@
-"""Shared selection logic: every policy is a scoring rule plus these keep/merge/drop helpers."""
+"""What every policy shares: the ``Policy`` dataclass (its knobs, scores, must-keep set and
+selection) and the keep/merge/drop helpers all policies select with, so comparisons are fair."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Callable, ClassVar, TypeVar
 
 import torch
 
 from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.registry import POLICIES
+from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.view import CacheView
 from codeagent.protocols import CompressionPlan
 
-__all__ = ["BasePolicy", "POLICIES", "select_topk", "hybrid_select"]
+__all__ = ["Apply", "Policy", "POLICIES", "from_settings", "select_topk", "hybrid_select"]
+
+Apply = Callable[[CompressionPlan, str], None]
+"""How a policy has an intermediate plan applied (and counted) by the manager: ``apply(plan, why)``."""
+
+P = TypeVar("P")
 
 
-def _must_fit(must: torch.Tensor, view: CacheView, budget: int) -> torch.Tensor:
-    """Cut the must-keep set to the budget: recent and sinks first, then the newest others."""
+def _must_fit(must: torch.Tensor, view: CacheView, budget: int, edges: torch.Tensor) -> torch.Tensor:
+    """Cut the must-keep set to the budget: recent and sinks (``edges``) first, then the newest others."""
     if int(must.sum()) <= budget:
         return must
-    struct = view.structural_mask() & must
+    struct = edges & must
     order = torch.argsort(view.table["pos"], descending=True)
     out = torch.zeros_like(must)
     for group in (struct, must & ~struct):
@@ -27,9 +37,10 @@ def _must_fit(must: torch.Tensor, view: CacheView, budget: int) -> torch.Tensor:
     return out
 
 
-def select_topk(view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor) -> CompressionPlan:
+def select_topk(view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor,
+                edges: torch.Tensor) -> CompressionPlan:
     """Keep ``must`` and the highest scorers up to ``budget``; drop the rest."""
-    must = _must_fit(must, view, budget)
+    must = _must_fit(must, view, budget, edges)
     free = budget - int(must.sum())
     s = scores.clone().float()
     s[must] = float("-inf")
@@ -38,28 +49,29 @@ def select_topk(view: CacheView, scores: torch.Tensor, budget: int, must: torch.
     return CompressionPlan(keep=sorted(keep.tolist()))
 
 
-def hybrid_select(view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor, mode: str) -> CompressionPlan:
+def hybrid_select(view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor, edges: torch.Tensor, *,
+                  mode: str, keep_fraction: float, merge_threshold: float, max_merge: int) -> CompressionPlan:
     """CodeComp's hybrid: keep the top scorers, merge similar mid scorers of one block, drop the rest.
 
     ``mode`` selective = keep/drop only; merge = every non-kept slot may merge; hybrid = the top
-    ``keep_fraction`` of the free budget is kept as is and the remainder is filled with merge groups.
+    ``keep_fraction`` of the free budget is kept as is and the remainder is filled with merge groups
+    (runs of at most ``max_merge`` neighbours of one block whose keys have cosine >= ``merge_threshold``).
     """
-    cfg: KVConfig = view.cfg
     if mode == "selective":
-        return select_topk(view, scores, budget, must)
-    must = _must_fit(must, view, budget)
+        return select_topk(view, scores, budget, must, edges)
+    must = _must_fit(must, view, budget, edges)
     free = budget - int(must.sum())
     if free <= 0:
         return CompressionPlan(keep=sorted(must.nonzero()[:, 0].tolist()))
     s = scores.clone().float()
     s[must] = float("-inf")
-    n_keep = int(free * cfg.keep_fraction) if mode == "hybrid" else 0
+    n_keep = int(free * keep_fraction) if mode == "hybrid" else 0
     order = torch.argsort(s, descending=True)
     kept = order[:n_keep]
     pool_mask = ~must
     pool_mask[kept] = False
     pool = pool_mask.nonzero()[:, 0]  # ascending = position order
-    groups = _similar_runs(view, pool, cfg)
+    groups = _similar_runs(view, pool, merge_threshold, max_merge)
     slots_left = free - n_keep
     gscore = [float(scores[g].sum()) for g in groups]
     chosen = sorted(range(len(groups)), key=lambda i: -gscore[i])[:slots_left]
@@ -74,7 +86,7 @@ def hybrid_select(view: CacheView, scores: torch.Tensor, budget: int, must: torc
     return CompressionPlan(keep=sorted(keep), merge=merge)
 
 
-def _similar_runs(view: CacheView, pool: torch.Tensor, cfg: KVConfig) -> list[list[int]]:
+def _similar_runs(view: CacheView, pool: torch.Tensor, threshold: float, max_merge: int) -> list[list[int]]:
     """Split ``pool`` (ascending slots) into runs of neighbours in one block with similar keys."""
     if pool.numel() == 0:
         return []
@@ -84,13 +96,13 @@ def _similar_runs(view: CacheView, pool: torch.Tensor, cfg: KVConfig) -> list[li
     keys = torch.nn.functional.normalize(keys, dim=-1)
     sim = (keys[1:] * keys[:-1]).sum(-1).mean(-1)  # mean over layers of per-layer cosine
     block = view.table["block_id"][pool]
-    same = (block[1:] == block[:-1]) & (block[1:] >= 0) & (sim >= cfg.merge_threshold)
+    same = (block[1:] == block[:-1]) & (block[1:] >= 0) & (sim >= threshold)
     adjacent = (pool[1:] - pool[:-1]) == 1
     link = (same & adjacent).tolist()
     runs, cur = [], [int(pool[0])]
     for j, linked in enumerate(link):
         nxt = int(pool[j + 1])
-        if linked and len(cur) < cfg.max_merge:
+        if linked and len(cur) < max_merge:
             cur.append(nxt)
         else:
             runs.append(cur)
@@ -99,29 +111,63 @@ def _similar_runs(view: CacheView, pool: torch.Tensor, cfg: KVConfig) -> list[li
     return runs
 
 
-class BasePolicy:
-    """A policy: a ``scores`` rule, a must-keep set and the shared selection."""
+def from_settings(cls: type[P], cfg: KVConfig, **given: object) -> P:
+    """A policy dataclass built from the ``kv`` settings: every field that ``KVConfig`` also names
+    takes the user's value, ``given`` fields are passed as they are, the rest keep their defaults."""
+    names = KVConfig.model_fields
+    knobs = {f.name: getattr(cfg, f.name) for f in fields(cls) if f.init and f.name in names and f.name not in given}
+    return cls(**knobs, **given)
 
-    name = "base"
-    uses_lifecycle = False
-    needs_attention = True
+
+@dataclass
+class Policy:
+    """A policy in kvpress's shape: a dataclass owning its knobs, with a ``scores`` rule, a must-keep
+    set and a selection; ``plan`` combines them. Wrappers (``Lifecycle``) reuse the parts."""
+
+    sink_tokens: int = 4
+    """Attention-sink tokens at the start that are kept."""
+    recent_tokens: int = 64
+    """Most recent tokens that are kept."""
+
+    needs_attention: ClassVar[bool] = True
     """Whether the engine must collect attention statistics for this policy (they cost prefill time)."""
+    compresses: ClassVar[bool] = True
+    """False for a policy that keeps everything whatever the budget (the manager then has no budget)."""
+    uses_lifecycle: ClassVar[bool] = False
+    """Whether the policy reads commits (the bench then prefills it with the agent's commits)."""
 
-    def __init__(self, cfg: KVConfig) -> None:
-        self.cfg = cfg
+    @classmethod
+    def from_settings(cls: type[P], cfg: KVConfig, **given: object) -> P:
+        """This policy with its knobs read from the user's ``kv`` settings (``given`` wins)."""
+        return from_settings(cls, cfg, **given)
+
+    def edges(self, view: CacheView) -> torch.Tensor:
+        """Sinks and the recent window."""
+        return view.edges(self.sink_tokens, self.recent_tokens)
 
     def must_keep(self, view: CacheView) -> torch.Tensor:
         """Slots never dropped by this policy: sinks and the recent window."""
-        return view.structural_mask()
+        return self.edges(view)
 
     def scores(self, view: CacheView) -> torch.Tensor:
         """Importance of every slot (higher is kept)."""
         return view.table["pos"].float()
 
+    def merge_weights(self, view: CacheView) -> torch.Tensor:
+        """Weights of slots merged into one summary entry (by default their scores)."""
+        return self.scores(view)
+
+    def select(self, view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor) -> CompressionPlan:
+        """Keep/merge/drop down to ``budget`` given the scores and the must-keep set."""
+        return select_topk(view, scores, budget, must, self.edges(view))
+
     def plan(self, view: CacheView, budget: int) -> CompressionPlan:
         """Keep/merge/drop down to ``budget`` slots."""
-        return select_topk(view, self.scores(view), budget, self.must_keep(view))
+        return self.select(view, self.scores(view), budget, self.must_keep(view))
 
-    def on_commit(self, view: CacheView, subtask: int) -> CompressionPlan | None:
-        """Extra compression when a subtask is committed; None when the policy does nothing."""
-        return None
+    # lifecycle hooks: a plain policy ignores commits
+    def make_room(self, state: CacheState, budget: int, apply: Apply) -> None:
+        """Steps before ``plan`` when the cache is over ``budget`` (none for a plain policy)."""
+
+    def on_commit(self, state: CacheState, subtask: int, name: str, apply: Apply) -> None:
+        """Subtask ``subtask`` (called ``name``) was committed (nothing for a plain policy)."""

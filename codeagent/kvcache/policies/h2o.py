@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-from codeagent.kvcache.policies.base import POLICIES, BasePolicy
+from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.policies.base import POLICIES, Policy
 from codeagent.kvcache.view import CacheView
 
 
-@POLICIES.register("h2o")
-class H2OPolicy(BasePolicy):
+@dataclass
+class H2O(Policy):
     """Keeps the recent window and the slots with the most accumulated attention."""
 
     def scores(self, view: CacheView) -> torch.Tensor:
         return view.attention("attn_cum")
+
+
+@POLICIES.register("h2o")
+def h2o(cfg: KVConfig) -> H2O:
+    """Heavy hitters."""
+    return H2O.from_settings(cfg)

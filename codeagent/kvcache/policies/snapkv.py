@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
+from dataclasses import dataclass
 
-from codeagent.kvcache.policies.base import POLICIES, BasePolicy
+import torch
+
+from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.policies.base import POLICIES, Policy
+from codeagent.kvcache.scoring import observed
 from codeagent.kvcache.view import CacheView
 
 
-@POLICIES.register("snapkv")
-class SnapKVPolicy(BasePolicy):
+@dataclass
+class SnapKV(Policy):
     """Keeps the window and the slots the last W queries attended to (pooled so neighbours come along)."""
 
+    pool_kernel: int = 7
+    """Max-pool kernel over the observation-window attention."""
+
     def scores(self, view: CacheView) -> torch.Tensor:
-        obs = view.table["attn_obs"].mean(dim=0)  # [heads, slots]
-        k = self.cfg.pool_kernel
-        pooled = F.max_pool1d(obs[None], kernel_size=k, stride=1, padding=k // 2)[0]
-        return pooled.mean(dim=0)[: len(view)]
+        return observed(view, self.pool_kernel)
+
+
+@POLICIES.register("snapkv")
+def snapkv(cfg: KVConfig) -> SnapKV:
+    """SnapKV."""
+    return SnapKV.from_settings(cfg)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-from codeagent.kvcache.policies.base import POLICIES, BasePolicy
+from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.policies.base import POLICIES, Policy
 from codeagent.kvcache.view import CacheView
 
 
-@POLICIES.register("tova")
-class TOVAPolicy(BasePolicy):
+@dataclass
+class TOVA(Policy):
     """Keeps the slots the most recent query attended to most (no fixed recent window)."""
 
     def must_keep(self, view: CacheView) -> torch.Tensor:
@@ -19,3 +22,9 @@ class TOVAPolicy(BasePolicy):
 
     def scores(self, view: CacheView) -> torch.Tensor:
         return view.attention("attn_obs")
+
+
+@POLICIES.register("tova")
+def tova(cfg: KVConfig) -> TOVA:
+    """TOVA."""
+    return TOVA.from_settings(cfg)

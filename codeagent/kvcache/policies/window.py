@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-from codeagent.kvcache.policies.base import POLICIES, BasePolicy
+from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.policies.base import POLICIES, Policy
 from codeagent.kvcache.view import CacheView
 
 
-@POLICIES.register("window")
-class WindowPolicy(BasePolicy):
+@dataclass
+class Window(Policy):
     """Keeps the sinks and the newest slots."""
 
     needs_attention = False
@@ -17,8 +20,14 @@ class WindowPolicy(BasePolicy):
     def must_keep(self, view: CacheView) -> torch.Tensor:
         n = len(view)
         mask = torch.zeros(n, dtype=torch.bool)
-        mask[: min(self.cfg.sink_tokens, n)] = True
+        mask[: min(self.sink_tokens, n)] = True
         return mask
 
     def scores(self, view: CacheView) -> torch.Tensor:
         return view.table["pos"].float()
+
+
+@POLICIES.register("window")
+def window(cfg: KVConfig) -> Window:
+    """StreamingLLM."""
+    return Window.from_settings(cfg)

@@ -1,0 +1,162 @@
+"""The lifecycle wrapper (CommitKV): pins stay, committed subtasks fold into summary entries, the
+score is discounted by lifecycle state. Wraps any policy: ``default = Lifecycle(CodeComp())``, as
+kvpress writes ``DecodingPress(base_press=...)``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import torch
+
+from codeagent.kvcache import lifecycle
+from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.policies.base import Apply, Policy, from_settings
+from codeagent.kvcache.state import CacheState
+from codeagent.kvcache.tags import State
+from codeagent.kvcache.view import CacheView
+from codeagent.protocols import CompressionPlan
+
+STATE_FACTOR = {State.ACTIVE: 1.0, State.STAGED: 0.8, State.COMMITTED: 0.5, State.EVICTABLE: 0.1, State.PINNED: 1.0}
+"""``ranking="factor"``: multiplier on the base score by lifecycle state."""
+STATE_PRIORITY = {State.ACTIVE: 3.0, State.STAGED: 2.0, State.COMMITTED: 1.0, State.EVICTABLE: 0.0, State.PINNED: 4.0}
+"""``ranking="priority"``: added to a base score in [0, 1], so slots are evicted state by state."""
+
+
+def _by_state(view: CacheView, values: dict[State, float], fill: float) -> torch.Tensor:
+    lut = torch.full((max(int(s) for s in State) + 1,), fill)
+    for s, v in values.items():
+        lut[int(s)] = v
+    return lut[view.table["state"].long()]
+
+
+def summary_plan(view: CacheView, subtask: int, entries: int, weights: torch.Tensor,
+                 edges: torch.Tensor) -> CompressionPlan | None:
+    """Merge the committed, unpinned slots of ``subtask`` (not in ``edges``) into ``entries`` summary
+    slots per block."""
+    t = view.table
+    target = (t["subtask"] == subtask) & (t["state"] == int(State.COMMITTED)) & (t["count"] >= 1)
+    target &= ~edges
+    idx = target.nonzero()[:, 0]
+    if idx.numel() < 2:
+        return None
+    merge: list[tuple[list[int], list[float]]] = []
+    blocks = t["block_id"][idx]
+    for b in torch.unique(blocks).tolist():
+        members = idx[blocks == b]
+        if members.numel() < 2:
+            continue
+        for chunk in torch.tensor_split(members, min(entries, members.numel())):
+            if chunk.numel() >= 2:
+                merge.append((chunk.tolist(), [max(float(weights[j]), 1e-4) for j in chunk]))
+    if not merge:
+        return None
+    merged = {m for g, _ in merge for m in g}
+    keep = [i for i in range(len(view)) if i not in merged]
+    return CompressionPlan(keep=keep, merge=merge, note=f"commit: {len(merged)} slots into {len(merge)} summaries")
+
+
+@dataclass
+class Lifecycle:
+    """``base`` under the lifecycle: pinned slots (signatures, imports, the issue, open errors) are
+    always kept; the base score is weighed by lifecycle state; committed subtasks fold into summary
+    entries (weighted by the base's ``merge_weights``); past the pinned cap, pins merge or are released."""
+
+    base: Policy
+    ranking: Literal["factor", "priority"] = "factor"
+    """How the state enters the score: ``factor`` multiplies the base score (STATE_FACTOR);
+    ``priority`` ranks by state first, the base score within a state (STATE_PRIORITY)."""
+    summary_entries: int = 4
+    fold_commits: Literal["eager", "pressure"] = "pressure"
+    pinned_cap: float = 0.75
+    pinned_overflow: Literal["merge_oldest", "release_lowest"] = "merge_oldest"
+    min_tokens: int = 256
+    """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
+
+    uses_lifecycle: ClassVar[bool] = True
+
+    @classmethod
+    def from_settings(cls, cfg: KVConfig, **given: object) -> "Lifecycle":
+        """The wrapper's knobs from the ``kv`` settings (``base`` and ``ranking`` given)."""
+        return from_settings(cls, cfg, **given)
+
+    @property
+    def needs_attention(self) -> bool:
+        return self.base.needs_attention
+
+    @property
+    def compresses(self) -> bool:
+        return self.base.compresses
+
+    # ----------------------------------------------------------------------- scoring and plan
+    def edges(self, view: CacheView) -> torch.Tensor:
+        return self.base.edges(view)
+
+    def must_keep(self, view: CacheView) -> torch.Tensor:
+        return self.base.must_keep(view) | view.pinned()
+
+    def scores(self, view: CacheView) -> torch.Tensor:
+        s = self.base.scores(view)
+        if self.ranking == "priority":
+            return _by_state(view, STATE_PRIORITY, 0.0) + s
+        return s * _by_state(view, STATE_FACTOR, 1.0)
+
+    def plan(self, view: CacheView, budget: int) -> CompressionPlan:
+        return self.base.select(view, self.scores(view), budget, self.must_keep(view))
+
+    # ----------------------------------------------------------------------- lifecycle steps
+    def make_room(self, state: CacheState, budget: int, apply: Apply) -> None:
+        """Fold waiting commits, oldest first, until the cache fits; if it still does not, apply the
+        pinned cap and mark the lowest-scoring committed slots evictable for the plan."""
+        while state.book.unfolded and len(state.table) > budget:
+            self._fold(state, *state.book.unfolded.pop(0), apply)
+        if len(state.table) <= budget:
+            return
+        self._cap_pinned(state, budget, apply)
+        view = CacheView.of(state)
+        lifecycle.mark_evictable(state.table, self.scores(view), len(state.table) - budget)
+
+    def on_commit(self, state: CacheState, subtask: int, name: str, apply: Apply) -> None:
+        """Fold the subtask now (eager) or queue it until the budget needs the room (pressure)."""
+        if self.fold_commits == "pressure":
+            state.book.unfolded = [(i, s) for i, s in state.book.unfolded if i != subtask] + [(subtask, name)]
+        else:
+            self._fold(state, subtask, name, apply)
+
+    def _fold(self, state: CacheState, subtask: int, name: str, apply: Apply) -> None:
+        """Fold committed ``subtask`` into its summary entries."""
+        if len(state.table) >= max(self.min_tokens, 2):
+            view = CacheView.of(state)
+            plan = summary_plan(view, subtask, self.summary_entries, self.base.merge_weights(view), self.edges(view))
+            if plan is not None:
+                apply(plan, f"commit {name}")
+
+    def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
+        """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or
+        release the lowest-scoring ones to the active state (``pinned_overflow``)."""
+        t = state.table
+        cap = int(self.pinned_cap * budget)
+        pinned = (t["state"] == int(State.PINNED)).nonzero()[:, 0]
+        excess = pinned.numel() - cap
+        if excess <= 0:
+            return
+        if self.pinned_overflow == "release_lowest":
+            scores = self.scores(CacheView.of(state))[pinned]
+            released = pinned[torch.argsort(scores)[:excess]]
+            t.cols["state"][released] = int(State.ACTIVE)
+            state.counters.pinned_overflow += int(released.numel())
+            state.counters.events.append({"why": "pinned-cap", "released": int(released.numel())})
+            return
+        merge, used = [], set()
+        blocks = t["block_id"]
+        for a, b in zip(pinned[:-1].tolist(), pinned[1:].tolist()):
+            if len(merge) >= excess:
+                break
+            if a in used or b in used or b != a + 1 or int(blocks[a]) != int(blocks[b]):
+                continue
+            merge.append(([a, b], [1.0, 1.0]))
+            used.update((a, b))
+        if merge:
+            keep = [i for i in range(len(t)) if i not in used]
+            state.counters.pinned_overflow += len(merge)
+            apply(CompressionPlan(keep=keep, merge=merge, note=f"pinned cap: merged {len(merge)} pairs"), "pinned-cap")

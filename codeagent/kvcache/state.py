@@ -1,0 +1,57 @@
+"""The session state of a managed cache: one object the manager reads and writes, and snapshots copy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from codeagent.kvcache.slots import SlotTable
+
+
+@dataclass
+class KVCounters:
+    """What compression has done so far in this session (reported in ``KVStats``)."""
+
+    dropped_tokens: int = 0
+    merged_tokens: int = 0
+    commits: int = 0
+    compressions: int = 0
+    pinned_overflow: int = 0
+    compress_s: float = 0.0
+    events: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class LifecycleBook:
+    """Lifecycle bookkeeping: committed subtasks, those still waiting to be folded, the open debug round."""
+
+    committed: set[int] = field(default_factory=set)
+    unfolded: list[tuple[int, str]] = field(default_factory=list)
+    """Committed subtasks (index, name) not yet folded into summaries, oldest first."""
+    debug: str | None = None
+    since_check: int = 0
+    """Tokens appended since the last lifecycle (cold) check."""
+
+
+@dataclass
+class CacheState:
+    """Everything appends, generations and compressions change: the KV tensors, the slot table beside
+    them, the logical length and counters. ``copy.deepcopy`` of it is a complete snapshot."""
+
+    cache: object
+    table: SlotTable
+    logical: int = 0
+    steps: int = 0
+    segments: int = 0
+    subtasks: dict[str, int] = field(default_factory=dict)
+    last_logits: torch.Tensor | None = None
+    peak_slots: int = 0
+    book: LifecycleBook = field(default_factory=LifecycleBook)
+    counters: KVCounters = field(default_factory=KVCounters)
+
+    def subtask_index(self, name: str | None) -> int:
+        """Stable small integer for a subtask name (-1 for none)."""
+        if name is None:
+            return -1
+        return self.subtasks.setdefault(name, len(self.subtasks))
