@@ -16,12 +16,20 @@ from codeagent import options
 app = typer.Typer(help="Benchmark KV policies and kvpress presses on agent tasks.", no_args_is_help=True,
                   add_completion=False)
 
-ALL_POLICIES = "full,window,h2o,snapkv,tova,codecomp,commitkv,default"
 ALL_PEERS = "streaming_llm,snapkv,tova,knorm,expected_attention,observed_attention"
 
 
 def _names(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _policies(value: str) -> list[str]:
+    """``all`` = every registered policy (``full`` first); otherwise the comma-separated names."""
+    if value.strip() == "all":
+        from codeagent.kvcache.registry import policy_names
+
+        return policy_names()
+    return _names(value)
 
 
 def _floats(value: str, what: str) -> list[float]:
@@ -51,7 +59,7 @@ def _command(*parts: object) -> str:
 def run(
     tasks: Path = typer.Option(..., "--tasks", help="Task file (JSONL; format in docs/formats.md, written by `codeagent bench build`)."),
     out: Path = typer.Option(..., "--out", help="Output directory (rows are resumed from it)."),
-    policies: str = typer.Option(ALL_POLICIES, "--policies", help="Comma-separated policies."),
+    policies: str = typer.Option("all", "--policies", help="Comma-separated policies, or all (every registered one)."),
     budgets: str = typer.Option("0.5,0.25,0.125", "--budgets", help="Fractions of the context kept."),
     peers: str = typer.Option("", "--peers", help=f"kvpress presses, e.g. {ALL_PEERS} (needs codeagent[peers])."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N tasks per family."),
@@ -64,7 +72,7 @@ def run(
     """Every task under every policy and press at every budget; resumable; writes every report."""
     from codeagent.bench.runner import GridSpec, run_command
 
-    spec = GridSpec(tuple(_names(policies)), tuple(_floats(budgets, "--budgets")), tuple(_names(peers)))
+    spec = GridSpec(tuple(_policies(policies)), tuple(_floats(budgets, "--budgets")), tuple(_names(peers)))
     cmd = _command("codeagent", "bench", "run", "--tasks", tasks, "--policies", policies, "--budgets", budgets,
                    *(("--peers", peers) if peers else ()), *(("--limit", limit) if limit else ()),
                    *(("--families", families) if families else ()), *(("--model", model) if model != "smollm2" else ()),
