@@ -50,6 +50,29 @@ def _ints(value: str, what: str) -> list[int]:
         raise InputError(f"{what} must be comma-separated integers, got {value!r}") from None
 
 
+def _bench_model(model: str | None, config: Path | None, sets: list[str]) -> str:
+    """The ``--model`` flag, else ``model.model`` named by ``--set`` or the YAML file, else smollm2 (the bench's
+    fast default): the usual precedence, with the bench's own default."""
+    import yaml
+
+    from codeagent.config import parse_overrides
+    from codeagent.kvcache.catalog import TEST_MODEL
+
+    if model:
+        return model
+    layers = [parse_overrides(sets)]
+    if config is not None and config.is_file():
+        try:
+            layers.append(yaml.safe_load(config.read_text()) or {})
+        except yaml.YAMLError:
+            pass  # load_settings reports it in one line
+    for data in layers:
+        section = data.get("model") if isinstance(data, dict) else None
+        if isinstance(section, dict) and section.get("model"):
+            return str(section["model"])
+    return TEST_MODEL
+
+
 def _command(*parts: object) -> str:
     """A shell-quoted command line for the reports."""
     return " ".join(shlex.quote(str(p)) for p in parts if p is not None and p != "")
@@ -64,7 +87,8 @@ def run(
     peers: str = typer.Option("", "--peers", help=f"kvpress presses, e.g. {ALL_PEERS} (needs codeagent[peers])."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N tasks per family."),
     families: str = typer.Option("", "--families", help="Comma-separated task families (default: all)."),
-    model: str = typer.Option("smollm2", "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Embedded name, HF model dir, .gguf file or HF id "
+                                        "(default: model.model from --config/--set, else smollm2)."),
     config: Optional[Path] = options.CONFIG,
     sets: list[str] = options.SETS,
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Run again the cells that failed before."),
@@ -73,6 +97,7 @@ def run(
     from codeagent.bench.runner import GridSpec, run_command
 
     spec = GridSpec(tuple(_policies(policies)), tuple(_floats(budgets, "--budgets")), tuple(_names(peers)))
+    model = _bench_model(model, config, sets)
     cmd = _command("codeagent", "bench", "run", "--tasks", tasks, "--policies", policies, "--budgets", budgets,
                    *(("--peers", peers) if peers else ()), *(("--limit", limit) if limit else ()),
                    *(("--families", families) if families else ()), *(("--model", model) if model != "smollm2" else ()),
