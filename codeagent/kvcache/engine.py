@@ -67,6 +67,22 @@ class MessageTokens:
         return self.head + self.body + self.tail
 
 
+class _StateField:
+    """An engine attribute that reads and writes the field of the same name on ``engine.state``."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, engine, owner=None):
+        return self if engine is None else getattr(engine.state, self.name)
+
+    def __set__(self, engine, value) -> None:
+        setattr(engine.state, self.name, value)
+
+
 class Engine:
     """A causal LM with a slot-tracked KV cache, chunked prefill and sampling."""
 
@@ -116,77 +132,14 @@ class Engine:
             self.manager = manager
         self._interrupt = False
 
-    @property
-    def cache(self):
-        """The KV cache (a transformers ``DynamicCache``)."""
-        return self.state.cache
-
-    @cache.setter
-    def cache(self, value) -> None:
-        self.state.cache = value
-
-    @property
-    def table(self):
-        """The slot table beside the cache."""
-        return self.state.table
-
-    @table.setter
-    def table(self, value) -> None:
-        self.state.table = value
-
-    @property
-    def logical(self):
-        """Logical length: tokens read so far, dropped ones included."""
-        return self.state.logical
-
-    @logical.setter
-    def logical(self, value) -> None:
-        self.state.logical = value
-
-    @property
-    def steps(self):
-        """Forward passes so far."""
-        return self.state.steps
-
-    @steps.setter
-    def steps(self, value) -> None:
-        self.state.steps = value
-
-    @property
-    def segments(self):
-        """Segments (messages, generations) appended so far."""
-        return self.state.segments
-
-    @segments.setter
-    def segments(self, value) -> None:
-        self.state.segments = value
-
-    @property
-    def subtasks(self):
-        """Subtask name -> index."""
-        return self.state.subtasks
-
-    @subtasks.setter
-    def subtasks(self, value) -> None:
-        self.state.subtasks = value
-
-    @property
-    def last_logits(self):
-        """Logits after the last token."""
-        return self.state.last_logits
-
-    @last_logits.setter
-    def last_logits(self, value) -> None:
-        self.state.last_logits = value
-
-    @property
-    def peak_slots(self):
-        """Most physical slots held at once."""
-        return self.state.peak_slots
-
-    @peak_slots.setter
-    def peak_slots(self, value) -> None:
-        self.state.peak_slots = value
+    cache = _StateField("The KV cache (a transformers ``DynamicCache``).")
+    table = _StateField("The slot table beside the cache.")
+    logical = _StateField("Logical length: tokens read so far, dropped ones included.")
+    steps = _StateField("Forward passes so far.")
+    segments = _StateField("Segments (messages, generations) appended so far.")
+    subtasks = _StateField("Subtask name -> index.")
+    last_logits = _StateField("Logits after the last token.")
+    peak_slots = _StateField("Most physical slots held at once.")
 
     @property
     def tagger(self):
