@@ -67,6 +67,10 @@ class KVConfig(BaseModel):
     """Policy name: full, window, h2o, snapkv, tova, codecomp, commitkv, default."""
     mode: Literal["selective", "merge", "hybrid"] = "hybrid"
     """selective drops only; merge merges only; hybrid keeps, merges and drops."""
+    unit: Literal["token", "line"] = "token"
+    """What codecomp and default keep or drop: single tokens, or whole lines (a line's mean score decides; a
+    dropped line leaves at most one merged summary slot per block). Lines lost retention on the fact-recall
+    bench (docs/benchmarks.md), so tokens are the default."""
     budget_tokens: int | None = None
     """Hard cap on physical slots. None means use target_ratio of the logical length."""
     target_ratio: float = Field(1.0, gt=0.0, le=1.0)
@@ -107,9 +111,10 @@ class KVConfig(BaseModel):
     budget did not need to give up)."""
     pinned_cap: float = Field(0.75, gt=0.0, le=1.0)
     """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
-    pinned_overflow: Literal["merge_oldest", "release_lowest"] = "merge_oldest"
-    """Past the pinned cap: merge the oldest pinned slots pairwise (merge_oldest), or unpin the
-    lowest-scoring pinned slots so they compete with the rest like any other slot (release_lowest)."""
+    pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
+    """Past the pinned cap: unpin the lowest-scoring pinned lines so they compete with the rest like any other
+    slot (release_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way the issue and
+    the caller's protected spans stay."""
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""

@@ -67,6 +67,12 @@ class MessageTokens:
         return self.head + self.body + self.tail
 
 
+def _protect_mask(info: SpanInfo, offsets: list[tuple[int, int]]) -> list[bool] | None:
+    """Per-token protection of content with these offsets, or None when ``info.pinned`` says it for all."""
+    mask = info.protected(offsets)
+    return None if isinstance(mask, bool) else mask
+
+
 class _StateField:
     """An engine attribute that reads and writes the field of the same name on ``engine.state``."""
 
@@ -110,6 +116,7 @@ class Engine:
             manager = KVManager(self.kv_cfg)
         self.manager = manager
         self._tagger = None
+        self._eol: dict[int, bool] = {}
         self.state: CacheState
         self.reset()
 
@@ -202,7 +209,8 @@ class Engine:
         obs = torch.stack([ctx.obs[i].to(dev) for i in range(self.n_layers)]).float()
         self.table.accumulate(mass, obs, ctx.queries, ctx.obs_queries, self.kv_cfg.attn_decay, self.steps)
 
-    def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo) -> None:
+    def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo,
+                  protect: list[bool] | None = None) -> None:
         n = len(ids)
         self.table.extend(
             n,
@@ -215,13 +223,23 @@ class Engine:
             block_id=torch.tensor([t.block_id for t in tags], dtype=torch.long),
             depth=torch.tensor([t.depth for t in tags], dtype=torch.int16),
             boundary=torch.tensor([t.is_boundary for t in tags], dtype=torch.bool),
-            protect=info.pinned,
+            eol=torch.tensor([self._ends_line(i) for i in ids], dtype=torch.bool),
+            protect=info.pinned if protect is None else torch.tensor(protect, dtype=torch.bool),
         )
         self.logical += n
 
+    def _ends_line(self, token_id: int) -> bool:
+        """Whether the token's text holds a newline (memoised per id; line units of the policies)."""
+        hit = self._eol.get(token_id)
+        if hit is None:
+            hit = self._eol[token_id] = "\n" in self.tok.decode([token_id])
+        return hit
+
     def append_tokens(self, ids: list[int], tags: list[TokenTag] | None = None, info: SpanInfo | None = None,
-                      kinds: list[SegmentKind] | None = None, compress: bool = True) -> int:
-        """Prefill token ids (chunked), tagged, letting the manager make room first."""
+                      kinds: list[SegmentKind] | None = None, compress: bool = True,
+                      protect: list[bool] | None = None) -> int:
+        """Prefill token ids (chunked), tagged, letting the manager make room first; ``protect`` marks single
+        tokens to keep verbatim (default: all or none, as ``info.pinned`` says)."""
         info = info or SpanInfo()
         n = len(ids)
         if n == 0:
@@ -237,7 +255,8 @@ class Engine:
             part = ids[s:s + chunk]
             if compress:
                 self.manager.before_append(self.state, len(part))
-            self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info)
+            self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info,
+                           None if protect is None else protect[s:s + chunk])
             self.manager.pin_rows(self.state, len(part))
             self._forward(part)
         self.segments += 1
@@ -255,7 +274,7 @@ class Engine:
         info = info or SpanInfo()
         ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
-        return self.append_tokens(ids, tags, info, compress=compress)
+        return self.append_tokens(ids, tags, info, compress=compress, protect=_protect_mask(info, offsets))
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -276,7 +295,9 @@ class Engine:
         ids = msg.ids
         tags = [NO_TAG] * len(head) + body_tags + [NO_TAG] * len(tail)
         kinds = [SegmentKind.TEMPLATE] * len(head) + [info.kind] * len(body) + [SegmentKind.TEMPLATE] * len(tail)
-        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress)
+        body_mask = _protect_mask(info, msg.offsets)
+        protect = None if body_mask is None else [info.pinned] * len(head) + body_mask + [info.pinned] * len(tail)
+        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, protect=protect)
 
     def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Append the template's generation prompt (e.g. ``<|im_start|>assistant\\n``)."""

@@ -21,6 +21,7 @@ COLUMNS: dict[str, torch.dtype] = {
     "block_id": torch.long,
     "depth": torch.int16,
     "boundary": torch.bool,
+    "eol": torch.bool,  # the token ends a line (its text holds a newline)
     "count": torch.float32,  # tokens this slot stands for
     "state": torch.int8,  # State
     "protect": torch.bool,  # caller asked to keep it pinned
@@ -182,6 +183,8 @@ class SlotTable:
         out["last_access"] = torch.zeros(n_groups, dtype=torch.long).scatter_reduce_(
             0, group, self["last_access"].index_select(0, members), reduce="amax")
         out["boundary"] = torch.zeros(n_groups, dtype=torch.bool)
+        out["eol"] = torch.zeros(n_groups, dtype=torch.long).index_add_(
+            0, group, self["eol"].index_select(0, members).long()) > 0  # a group holding a line end ends a line
         for name in STATS:
             src = self[name].index_select(2, members)
             out[name] = torch.zeros(self.layers, self.heads, n_groups).index_add_(2, group, src)
@@ -221,6 +224,6 @@ class SlotTable:
 
 _DEFAULTS: dict[str, int | float | bool] = {
     "pos": 0, "token": 0, "seg": -1, "kind": int(SegmentKind.TEXT), "subtask": -1, "block_type": 0,
-    "block_id": -1, "depth": 0, "boundary": False, "count": 1.0, "state": int(State.ACTIVE),
+    "block_id": -1, "depth": 0, "boundary": False, "eol": False, "count": 1.0, "state": int(State.ACTIVE),
     "protect": False, "cold": 0, "last_access": 0, "hits": 0.0,
 }

@@ -11,6 +11,7 @@ import torch
 from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.registry import POLICIES
 from codeagent.kvcache.state import CacheState
+from codeagent.kvcache.tags import SegmentKind
 from codeagent.kvcache.view import CacheView
 from codeagent.protocols import CompressionPlan
 
@@ -23,13 +24,16 @@ P = TypeVar("P")
 
 
 def _must_fit(must: torch.Tensor, view: CacheView, budget: int, edges: torch.Tensor) -> torch.Tensor:
-    """Cut the must-keep set to the budget: recent and sinks (``edges``) first, then the newest others."""
+    """Cut the must-keep set to the budget: recent and sinks (``edges``) first, then what the caller protected,
+    then the issue, then the newest others."""
     if int(must.sum()) <= budget:
         return must
     struct = edges & must
+    protect = must & view.table["protect"] & ~struct
+    issue = must & (view.table["kind"] == int(SegmentKind.ISSUE)) & ~struct & ~protect
     order = torch.argsort(view.table["pos"], descending=True)
     out = torch.zeros_like(must)
-    for group in (struct, must & ~struct):
+    for group in (struct, protect, issue, must & ~struct & ~protect & ~issue):
         for i in order[group[order]].tolist():
             if int(out.sum()) >= budget:
                 return out
@@ -49,14 +53,84 @@ def select_topk(view: CacheView, scores: torch.Tensor, budget: int, must: torch.
     return CompressionPlan(keep=sorted(keep.tolist()))
 
 
+def line_units(view: CacheView, pool: torch.Tensor) -> list[list[int]]:
+    """``pool`` (ascending slots) cut into lines: a unit ends after a slot whose token ends a line, where
+    the segment changes, or where a slot outside ``pool`` sits between two pool slots."""
+    if pool.numel() == 0:
+        return []
+    t = view.table
+    cut = t["eol"][pool[:-1]] | (t["seg"][pool[1:]] != t["seg"][pool[:-1]]) | ((pool[1:] - pool[:-1]) != 1)
+    ends = torch.cat([cut.nonzero()[:, 0] + 1, torch.tensor([pool.numel()])]).tolist()
+    out, start = [], 0
+    for e in ends:
+        out.append(pool[start:e].tolist())
+        start = e
+    return out
+
+
+def select_lines(view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor, edges: torch.Tensor, *,
+                 merge: bool) -> CompressionPlan:
+    """Whole lines in or out (ChunkKV's unit, a line of code or log): ``must`` is kept, then the lines with the
+    best mean score while they fit; slots still free hold one merged summary slot per best dropped line (when
+    ``merge``). A line cut token by token reads as noise to the model; a dropped line is simply absent."""
+    gaps = (~edges).nonzero()[:, 0]
+    start = int(gaps[-1]) + 1 if gaps.numel() else 0
+    whole = torch.zeros_like(must)
+    whole[start:] = True  # the recent window (the newest run of edges), widened to start at a line start
+    for u in line_units(view, torch.arange(start)):
+        if u[-1] == start - 1 and not bool(view.table["eol"][start - 1]):
+            whole[u] = True
+    whole |= edges & must
+    must = _must_fit(must | whole, view, budget, whole)
+    free = budget - int(must.sum())
+    keep = set(must.nonzero()[:, 0].tolist())
+    if free <= 0:
+        return CompressionPlan(keep=sorted(keep))
+    units = line_units(view, (~must).nonzero()[:, 0])
+    s = scores.float()
+    value = [float(s[u].mean()) for u in units]
+    order = sorted(range(len(units)), key=lambda i: (-value[i], -units[i][-1]))  # ties: newer first
+    dropped = []
+    for i in order:
+        if len(units[i]) <= free:
+            keep.update(units[i])
+            free -= len(units[i])
+        else:
+            dropped.append(i)
+    groups = []
+    blocks = view.table["block_id"]
+    for i in dropped:  # best first; a summary slot per run of one block (merges never cross blocks)
+        if not merge:
+            break
+        runs: list[list[int]] = []
+        for j in units[i]:
+            if runs and int(blocks[j]) == int(blocks[runs[-1][-1]]):
+                runs[-1].append(j)
+            else:
+                runs.append([j])
+        if len(runs) > free:
+            break
+        for r in runs:
+            if len(r) > 1:
+                groups.append((r, [max(float(s[j]), 1e-4) for j in r]))
+            else:
+                keep.add(r[0])
+        free -= len(runs)
+    return CompressionPlan(keep=sorted(keep), merge=groups)
+
+
 def hybrid_select(view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor, edges: torch.Tensor, *,
-                  mode: str, keep_fraction: float, merge_threshold: float, max_merge: int) -> CompressionPlan:
+                  mode: str, keep_fraction: float, merge_threshold: float, max_merge: int,
+                  unit: str = "token") -> CompressionPlan:
     """CodeComp's hybrid: keep the top scorers, merge similar mid scorers of one block, drop the rest.
 
     ``mode`` selective = keep/drop only; merge = every non-kept slot may merge; hybrid = the top
     ``keep_fraction`` of the free budget is kept as is and the remainder is filled with merge groups
     (runs of at most ``max_merge`` neighbours of one block whose keys have cosine >= ``merge_threshold``).
+    ``unit="line"`` decides whole lines instead (``select_lines``; merge and hybrid merge dropped lines).
     """
+    if unit == "line":
+        return select_lines(view, scores, budget, must, edges, merge=mode != "selective")
     if mode == "selective":
         return select_topk(view, scores, budget, must, edges)
     must = _must_fit(must, view, budget, edges)

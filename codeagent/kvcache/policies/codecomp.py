@@ -33,6 +33,7 @@ class CodeComp(Policy):
     keep_fraction: float = 0.7
     merge_threshold: float = 0.9
     max_merge: int = 8
+    unit: Literal["token", "line"] = "token"
     """The knobs are documented on ``KVConfig`` under the same names."""
 
     def scores(self, view: CacheView) -> torch.Tensor:
@@ -41,7 +42,7 @@ class CodeComp(Policy):
     def select(self, view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor) -> CompressionPlan:
         return hybrid_select(view, scores, budget, must, self.edges(view), mode=self.mode,
                              keep_fraction=self.keep_fraction, merge_threshold=self.merge_threshold,
-                             max_merge=self.max_merge)
+                             max_merge=self.max_merge, unit=self.unit)
 
 
 @POLICIES.register("codecomp")

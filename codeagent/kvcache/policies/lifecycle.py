@@ -11,9 +11,9 @@ import torch
 
 from codeagent.kvcache import lifecycle
 from codeagent.kvcache.config import KVConfig
-from codeagent.kvcache.policies.base import Apply, Policy, from_settings
+from codeagent.kvcache.policies.base import Apply, Policy, from_settings, line_units
 from codeagent.kvcache.state import CacheState
-from codeagent.kvcache.tags import State
+from codeagent.kvcache.tags import SegmentKind, State
 from codeagent.kvcache.view import CacheView
 from codeagent.protocols import CompressionPlan
 
@@ -69,7 +69,7 @@ class Lifecycle:
     summary_entries: int = 4
     fold_commits: Literal["eager", "pressure"] = "pressure"
     pinned_cap: float = 0.75
-    pinned_overflow: Literal["merge_oldest", "release_lowest"] = "merge_oldest"
+    pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -136,13 +136,22 @@ class Lifecycle:
         release the lowest-scoring ones to the active state (``pinned_overflow``)."""
         t = state.table
         cap = int(self.pinned_cap * budget)
-        pinned = (t["state"] == int(State.PINNED)).nonzero()[:, 0]
-        excess = pinned.numel() - cap
+        is_pinned = t["state"] == int(State.PINNED)
+        excess = int(is_pinned.sum()) - cap
         if excess <= 0:
             return
-        if self.pinned_overflow == "release_lowest":
-            scores = self.scores(CacheView.of(state))[pinned]
-            released = pinned[torch.argsort(scores)[:excess]]
+        # the caller's protected slots and the issue (the task itself) are never released or merged
+        pinned = (is_pinned & ~t["protect"] & (t["kind"] != int(SegmentKind.ISSUE))).nonzero()[:, 0]
+        if self.pinned_overflow == "release_lowest":  # whole lines, the lowest mean score first
+            view = CacheView.of(state)
+            scores = self.scores(view)
+            lines = sorted(line_units(view, pinned), key=lambda u: float(scores[u].mean()))
+            out: list[int] = []
+            for u in lines:
+                if len(out) >= excess:
+                    break
+                out += u
+            released = torch.tensor(out, dtype=torch.long)
             t.cols["state"][released] = int(State.ACTIVE)
             state.counters.pinned_overflow += int(released.numel())
             state.counters.events.append({"why": "pinned-cap", "released": int(released.numel())})
