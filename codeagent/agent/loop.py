@@ -75,7 +75,7 @@ class Agent:
         """All phases; every way a run can end is caught here, once."""
         self._t0 = time.monotonic() - self.state.elapsed_s
         try:
-            self.transcript.say("system", render("solve_system"), SpanInfo(kind=SegmentKind.SYSTEM, pinned=True))
+            self.transcript.say("system", render("solve_system"), SpanInfo(kind=SegmentKind.SYSTEM))
             self.transcript.say("user", render("issue", issue=self.traj.issue.strip()),
                                 SpanInfo(kind=SegmentKind.ISSUE, subtask="reproduce"))
             self._reproduce()
@@ -130,8 +130,9 @@ class Agent:
                                                                           loc.ranked[:8]]}
         self._save_step(rec)
         self.ui.note("localized: " + ", ".join(d.ref for d in loc.shown))
-        self.transcript.say("user", render("context", repo_map=loc.repo_map, definitions=loc.shown),
-                            SpanInfo(kind=SegmentKind.FILE_VIEW, subtask="localize", language=loc.language))
+        text = render("context", repo_map=loc.repo_map, definitions=loc.shown)
+        self.transcript.say("user", text, SpanInfo(kind=SegmentKind.FILE_VIEW, subtask="localize", language=loc.language,
+                                                   protect=phases.edit_targets(text, loc.shown)))
         if not self.targets:
             self._reproduction(loc)
         return loc
@@ -174,8 +175,9 @@ class Agent:
             self.loc.shown.append(shown)
             self.ctx.extra["shown"] = [shown.ref] + list(self.ctx.extra.get("shown", []))
             self.ui.note(f"viewed {shown.ref}")
-            self.transcript.say("user", render("context", repo_map="", definitions=[shown]),
-                                SpanInfo(kind=SegmentKind.FILE_VIEW, subtask=subtask, language=shown.language))
+            text = render("context", repo_map="", definitions=[shown])
+            self.transcript.say("user", text, SpanInfo(kind=SegmentKind.FILE_VIEW, subtask=subtask,
+                                                       language=shown.language, protect=phases.edit_targets(text, [shown])))
 
     def _ask(self, prompt: str, subtask: str, kind: SegmentKind, max_tokens: int) -> StepRecord:
         """A short greedy free-text turn (a plan, a view request); its reply stays in the cache and the trajectory."""

@@ -208,3 +208,17 @@ def repro_failed(report: TestReport | None, path: str) -> bool:
 def touches_tests(path: str) -> bool:
     """Whether a repair would change a test file (repairs must fix the code, not the tests)."""
     return is_test_path(path)
+
+
+def edit_targets(text: str, shown: list[Shown]) -> tuple[tuple[int, int], ...]:
+    """Character ranges in ``text`` (a rendered context) of the shown definitions a repair may rewrite (not
+    tests): the cache keeps them verbatim while the repairs run (``SpanInfo.protect``)."""
+    out, at = [], 0
+    for d in shown:
+        i = text.find(d.code, at)
+        if i < 0:
+            continue
+        at = i + len(d.code)
+        if not touches_tests(d.ref):
+            out.append((i, at))
+    return tuple(out)

@@ -97,7 +97,7 @@ class Repl:
                                base_ref=self.ws.base)
         try:
             self.engine.reset()
-            self.transcript.say("system", render("system"), SpanInfo(kind=SegmentKind.SYSTEM, pinned=True))
+            self.transcript.say("system", render("system"), SpanInfo(kind=SegmentKind.SYSTEM))
             self._banner(getattr(box, "isolation", "") or type(box).__name__)
             while True:
                 line = self._read()

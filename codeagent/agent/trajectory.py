@@ -55,12 +55,14 @@ class MessageRecord(BaseModel):
     subtask: str | None = None
     language: str | None = None
     pinned: bool = False
+    protect: list[tuple[int, int]] = Field(default_factory=list)
+    """Character ranges of the content the cache keeps verbatim (SpanInfo.protect)."""
     spans: list[SpanRecord] = Field(default_factory=list)
 
     def info(self) -> SpanInfo:
         """The message's tags as a SpanInfo."""
         return SpanInfo(kind=SegmentKind[self.kind.upper()], subtask=self.subtask, language=self.language,
-                        pinned=self.pinned)
+                        pinned=self.pinned, protect=tuple(tuple(r) for r in self.protect))
 
 
 class EventRecord(BaseModel):

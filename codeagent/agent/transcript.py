@@ -12,7 +12,7 @@ from codeagent.protocols import Generation
 
 def _record(role: str, content: str, info: SpanInfo) -> MessageRecord:
     return MessageRecord(role=role, content=content, kind=info.kind.name.lower(), subtask=info.subtask,
-                         language=info.language, pinned=info.pinned)
+                         language=info.language, pinned=info.pinned, protect=[list(r) for r in info.protect])
 
 
 def _span(s: int, e: int, info: SpanInfo) -> SpanRecord:
