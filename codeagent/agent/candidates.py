@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeagent.agent import phases
+from codeagent.agent.defedit import rewrites_a_class
 from codeagent.agent.testreport import TestReport
 from codeagent.agent.trajectory import MessageRecord
 from codeagent.tools import ToolContext, beneath
@@ -79,12 +80,29 @@ class Files:
 
 
 def try_fix(cand: Candidate, action, ctx: ToolContext, files: Files, tool, before: TestReport, targets: set[str]) -> None:
-    """Apply a repair to the base files with ``tool`` (replace), run the tests, judge them against ``before``."""
-    files.reset()
+    """Apply a repair to the base files with ``tool`` (replace), run the tests, judge them against ``before``.
+    A reply that rewrites a whole class and is not accepted is tried once more changing only the class's
+    methods (a small model often restates a class with a fix in one method and a broken field or import)."""
     if action.tool != "replace":
+        files.reset()
         cand.error = f"expected a definition, got {action.tool}"
         return
-    obs = tool.run(action.args, ctx)
+    _apply_fix(cand, action.args, ctx, files, tool, before, targets)
+    path = next(iter(cand.files), "") or action.args.get("path") or ""
+    base = files.baseline.get(path)
+    if cand.accepted or not base or not rewrites_a_class(base.encode(), path, action.args.get("code", "")):
+        return
+    alt = Candidate(n=cand.n)
+    _apply_fix(alt, {**action.args, "methods_only": "true"}, ctx, files, tool, before, targets)
+    if not alt.error and alt.score > cand.score:
+        cand.files, cand.report, cand.verdict, cand.error = alt.files, alt.report, alt.verdict, alt.error
+    files.put(cand)
+
+
+def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool, before: TestReport,
+               targets: set[str]) -> None:
+    files.reset()
+    obs = tool.run(args, ctx)
     path = obs.data.get("path", "")
     if not obs.ok:
         cand.error = obs.text.removeprefix("error: ")

@@ -65,10 +65,12 @@ _MEMBER_NOISE = {"comment", "pass_statement", "empty_statement"}
 
 
 def _split_partial_classes(defs: list[tuple[str, str, str, bool]], code: str, language: str,
-                           existing: list[tuple[str, str, ts.Node]]) -> list[tuple[str, str, str, bool]]:
+                           existing: list[tuple[str, str, ts.Node]],
+                           methods_only: bool = False) -> list[tuple[str, str, str, bool]]:
     """A class written with only some of the methods the file's class has (a small model showing a fixed method
     in its class) stands for those methods: each replaces its namesake and the class's other members stay. A class
-    whose body holds anything but methods (fields, assignments) is a whole new version and is kept as it is."""
+    whose body holds anything but methods (fields, assignments) is a whole new version and is kept as it is,
+    unless ``methods_only``: then any class of the file stands for its methods alone."""
     if not any(kind == "class" for _, kind, _, _ in defs):
         return defs
     src = code.encode()
@@ -87,7 +89,7 @@ def _split_partial_classes(defs: list[tuple[str, str, str, bool]], code: str, la
         old = {n.rsplit(".", 1)[-1] for n, _, _ in existing if n.startswith(target[0] + ".")
                and "." not in n[len(target[0]) + 1:]}
         new = {n.rsplit(".", 1)[-1] for n, _, _ in methods}
-        if not only_methods or old <= new:
+        if not methods_only and (not only_methods or old <= new):
             out.append((name, kind, text, decorated))
             continue
         for n, k, node in methods:
@@ -133,8 +135,10 @@ def replace_definitions(root: Path, path: str, code: str, prefer: list[str] = ()
     return done
 
 
-def replace_in_source(src: bytes, path: str, code: str, prefer: list[str] = ()) -> tuple[bytes, Applied]:
-    """``src`` (the content of ``path``) with ``code``'s definitions applied; :class:`EditError` if it cannot be."""
+def replace_in_source(src: bytes, path: str, code: str, prefer: list[str] = (),
+                      methods_only: bool = False) -> tuple[bytes, Applied]:
+    """``src`` (the content of ``path``) with ``code``'s definitions applied; :class:`EditError` if it cannot be.
+    ``methods_only``: a class of the file written anew changes only its methods (its other members stay)."""
     language = language_for_path(path)
     if language is None or parser_for(language) is None:
         raise EditError(f"cannot parse {path}: no grammar for its language")
@@ -145,7 +149,7 @@ def replace_in_source(src: bytes, path: str, code: str, prefer: list[str] = ()) 
     parser = parser_for(language)
     tree = parser.parse(src)
     existing = definition_nodes(tree, src, language)
-    defs = _split_partial_classes(defs, code, language, existing)
+    defs = _split_partial_classes(defs, code, language, existing, methods_only)
     edits: list[tuple[int, int, str]] = []
     replaced, added, pending = [], [], []
     first_target: ts.Node | None = None
@@ -229,3 +233,21 @@ def definitions_in(code: str, language: str) -> list[str]:
         return [d[0] for d in _top_definitions(textwrap.dedent(code.strip("\n")), language)[0]]
     except EditError:
         return []
+
+
+def rewrites_a_class(src: bytes, path: str, code: str) -> bool:
+    """Whether ``code`` writes anew a class that ``src`` has, with methods (``methods_only`` then applies it
+    differently: only those methods change)."""
+    language = language_for_path(path)
+    if language is None or parser_for(language) is None:
+        return False
+    code = textwrap.dedent(code.strip("\n"))
+    try:
+        defs, _ = _top_definitions(code, language)
+    except EditError:
+        return False
+    csrc = code.encode()
+    names = [n for n, _, _ in definition_nodes(parser_for(language).parse(csrc), csrc, language)]
+    existing = definition_nodes(parser_for(language).parse(src), src, language)
+    return any(kind == "class" and _match(existing, name, []) is not None and any(n.startswith(name + ".") for n in names)
+               for name, kind, _, _ in defs)

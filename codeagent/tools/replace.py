@@ -19,6 +19,8 @@ class Replace(BaseTool):
     args = (
         Arg("code", "the complete new definition(s)"),
         Arg("path", "file holding the definition, relative to the repository root", required=False),
+        Arg("methods_only", "true: a class written anew changes only its methods; its fields and other members "
+            "stay", required=False),
     )
 
     def call(self, args: dict[str, Any], ctx: ToolContext) -> Observation:
@@ -34,7 +36,8 @@ class Replace(BaseTool):
         before = beneath.read_bytes(ctx.workspace, path)
         try:
             after, done = replace_in_source(before, path, code, prefer=[r.split("::", 1)[1] for r in shown
-                                                                       if r.startswith(path + "::")])
+                                                                       if r.startswith(path + "::")],
+                                            methods_only=str(args.get("methods_only", "")).lower() in ("true", "1"))
         except EditError as exc:
             raise ToolError(str(exc)) from None
         beneath.write_bytes(ctx.workspace, path, after)

@@ -33,9 +33,9 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def make_repo(dest: Path) -> Path:
-    """A git copy of examples/calc (one failing test)."""
-    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".codeagent-runs", "hidden"))
+def make_repo(dest: Path, example: Path = EXAMPLE) -> Path:
+    """A git copy of an example (default examples/calc: one failing test), without its held-back tests."""
+    shutil.copytree(example, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".codeagent-runs", "hidden"))
     git(dest, "init", "-q")
     git(dest, "add", "-A")
     git(dest, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from codeagent.agent.defedit import EditError, definitions_in, replace_definitions
+from codeagent.agent.defedit import EditError, definitions_in, replace_definitions, replace_in_source, rewrites_a_class
 
 SHAPES = '''"""Shapes."""
 import math
@@ -94,3 +94,18 @@ def test_javascript_function_and_arrow_const(tmp_path: Path) -> None:
     text = (tmp_path / "m.js").read_text()
     assert "return a + b;" in text and "const twice = (x) => 2 * x;" in text and "module.exports" in text
     assert definitions_in("function f() {}\nclass A { m() {} }", "javascript") == ["f", "A"]
+
+
+def test_methods_only_changes_a_restated_class_s_methods_and_keeps_its_members(shapes: Path) -> None:
+    new = "class Rect:\n    sides: Sides = 4\n\n    @property\n    def area(self):\n        return self.w * self.h\n"
+    src = (shapes / "shapes.py").read_bytes()
+    assert rewrites_a_class(src, "shapes.py", new)
+    assert not rewrites_a_class(src, "shapes.py", "def total(shapes):\n    return 0\n")
+    assert not rewrites_a_class(src, "shapes.py", "class Other:\n    def f(self):\n        return 1\n")
+    whole, done = replace_in_source(src, "shapes.py", new)
+    assert done.replaced == ["Rect"] and b"sides: Sides" in whole and b"def scale" not in whole
+    out, done = replace_in_source(src, "shapes.py", new, methods_only=True)
+    text = out.decode()
+    assert done.replaced == ["Rect.area"] and "sides" not in text
+    assert "    @property\n    def area(self):\n        return self.w * self.h\n" in text
+    assert "def __init__(self, w, h):" in text and "def scale(self, k):" in text

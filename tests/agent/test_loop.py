@@ -11,7 +11,7 @@ from codeagent.agent.runner import prepare, solve
 from codeagent.agent.scripted import ScriptedEngine
 from codeagent.agent.trajectory import load
 from codeagent.protocols import ModelEngine
-from tests.agent.conftest import BREAKING_DEF, GOOD_DEF, WRONG_DEF, git, make_repo
+from tests.agent.conftest import BREAKING_DEF, EXAMPLE, GOOD_DEF, WRONG_DEF, git, make_repo
 
 ISSUE = "Division drops the fraction: `evaluate('7 / 2')` gives 3.0; `divide` in calc/ops.py floors."
 
@@ -51,6 +51,10 @@ def test_greedy_miss_then_sampled_fix_from_one_snapshot_resolves(repo: Path) -> 
     assert [m.kind for m in traj.messages[:4]] == ["system", "issue", "error", "file_view"]
     assert sum(m.role == "assistant" for m in traj.messages) == 1  # the transcript holds what the cache holds
     assert "calc/ops.py::divide" in traj.messages[3].content
+    view = traj.messages[3]  # the definitions a repair may rewrite are protected in the cache, tests are not
+    kept = [view.content[s:e] for s, e in view.protect]
+    assert kept and any(k.startswith("def divide(") for k in kept) and not any("def test_" in k for k in kept)
+    assert traj.messages[0].pinned is False  # the system prompt is pinned by kind and may give way to the budget
     assert [s.phase for s in traj.steps][:2] == ["reproduce", "localize"]
     events = [(e.type, e.subtask) for e in traj.events]
     assert events[0] == ("debug_open", "reproduce")
@@ -197,3 +201,27 @@ def test_dirty_tree_is_left_exactly_as_it_was(repo: Path) -> None:
     assert out.result.status == "resolved"
     assert git(repo, "status", "--porcelain") == before
     assert (repo / "calc/ops.py").read_text().endswith("# local note\n")
+
+
+CART_CLASS = '''```python
+@dataclass
+class Cart:
+    lines: List[Line] = field(default_factory=list)
+
+    def total(self):
+        """Sum of price times quantity over all lines."""
+        return round(sum(line.price * line.quantity for line in self.lines), 2)
+```
+'''
+
+
+def test_a_whole_class_with_a_broken_field_is_retried_changing_only_its_methods(tmp_path: Path) -> None:
+    """The reply restates the class with an undefined ``List`` (every test errors) and the right ``total``: the
+    same reply applied to the methods alone resolves, and the class keeps its field and its other methods."""
+    repo = make_repo(tmp_path / "cart", EXAMPLE.parent / "cart")
+    out, _ = run(repo, [CART_CLASS], "agent.candidates=1", "agent.max_debug_rounds=0",
+                 issue=(EXAMPLE.parent / "cart" / "issue.md").read_text())
+    assert out.result.status == "resolved", out.result.reason
+    text = (out.workspace.path / "shop/cart.py").read_text()
+    assert "line.price * line.quantity" in text and "lines: list = field(default_factory=list)" in text
+    assert "List[Line]" not in text and "def count(self):" in text and "def add(self" in text
