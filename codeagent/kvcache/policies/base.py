@@ -24,16 +24,16 @@ P = TypeVar("P")
 
 
 def _must_fit(must: torch.Tensor, view: CacheView, budget: int, edges: torch.Tensor) -> torch.Tensor:
-    """Cut the must-keep set to the budget: recent and sinks (``edges``) first, then what the caller protected,
-    then the issue, then the newest others."""
+    """Cut the must-keep set to the budget: recent and sinks (``edges``) first, then the issue (the task itself,
+    usually short), then what the caller protected, then the newest others."""
     if int(must.sum()) <= budget:
         return must
     struct = edges & must
-    protect = must & view.table["protect"] & ~struct
-    issue = must & (view.table["kind"] == int(SegmentKind.ISSUE)) & ~struct & ~protect
+    issue = must & (view.table["kind"] == int(SegmentKind.ISSUE)) & ~struct
+    protect = must & view.table["protect"] & ~struct & ~issue
     order = torch.argsort(view.table["pos"], descending=True)
     out = torch.zeros_like(must)
-    for group in (struct, protect, issue, must & ~struct & ~protect & ~issue):
+    for group in (struct, issue, protect, must & ~struct & ~protect & ~issue):
         for i in order[group[order]].tolist():
             if int(out.sum()) >= budget:
                 return out
