@@ -67,12 +67,6 @@ class MessageTokens:
         return self.head + self.body + self.tail
 
 
-def _protect_mask(info: SpanInfo, offsets: list[tuple[int, int]]) -> list[bool] | None:
-    """Per-token protection of content with these offsets, or None when ``info.pinned`` says it for all."""
-    mask = info.protected(offsets)
-    return None if isinstance(mask, bool) else mask
-
-
 class _StateField:
     """An engine attribute that reads and writes the field of the same name on ``engine.state``."""
 
@@ -274,7 +268,7 @@ class Engine:
         info = info or SpanInfo()
         ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
-        return self.append_tokens(ids, tags, info, compress=compress, protect=_protect_mask(info, offsets))
+        return self.append_tokens(ids, tags, info, compress=compress, protect=info.protected(offsets))
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -295,8 +289,8 @@ class Engine:
         ids = msg.ids
         tags = [NO_TAG] * len(head) + body_tags + [NO_TAG] * len(tail)
         kinds = [SegmentKind.TEMPLATE] * len(head) + [info.kind] * len(body) + [SegmentKind.TEMPLATE] * len(tail)
-        body_mask = _protect_mask(info, msg.offsets)
-        protect = None if body_mask is None else [info.pinned] * len(head) + body_mask + [info.pinned] * len(tail)
+        body_mask = info.protected(msg.offsets)  # per token only when a part of the content is protected
+        protect = None if body_mask is None else [False] * len(head) + body_mask + [False] * len(tail)
         return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, protect=protect)
 
     def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:

@@ -83,8 +83,9 @@ class SpanInfo:
     """Character ranges of the content kept verbatim whatever the budget (as ``pinned`` does for all of it):
     what the caller's next step depends on, such as the definitions a repair rewrites."""
 
-    def protected(self, offsets: list[tuple[int, int]]) -> list[bool] | bool:
-        """Per token (by its character ``offsets``): whether it is protected; one bool when all or none are."""
+    def protected(self, offsets: list[tuple[int, int]]) -> list[bool] | None:
+        """Per token (by its character ``offsets``): whether it is protected; None when ``pinned`` says it for
+        the whole span (all or none)."""
         if self.pinned or not self.protect:
-            return self.pinned
+            return None
         return [any(s < e2 and e > s2 for s2, e2 in self.protect) for s, e in offsets]

@@ -73,14 +73,14 @@ def select_lines(view: CacheView, scores: torch.Tensor, budget: int, must: torch
     """Whole lines in or out (ChunkKV's unit, a line of code or log): ``must`` is kept, then the lines with the
     best mean score while they fit; slots still free hold one merged summary slot per best dropped line (when
     ``merge``). A line cut token by token reads as noise to the model; a dropped line is simply absent."""
+    t = view.table
     gaps = (~edges).nonzero()[:, 0]
     start = int(gaps[-1]) + 1 if gaps.numel() else 0
-    whole = torch.zeros_like(must)
+    whole = edges & must
     whole[start:] = True  # the recent window (the newest run of edges), widened to start at a line start
-    for u in line_units(view, torch.arange(start)):
-        if u[-1] == start - 1 and not bool(view.table["eol"][start - 1]):
-            whole[u] = True
-    whole |= edges & must
+    if start > 0 and not bool(t["eol"][start - 1]):
+        cut = (t["eol"][:start - 1] | (t["seg"][1:start] != t["seg"][:start - 1])).nonzero()[:, 0]
+        whole[int(cut[-1]) + 1 if cut.numel() else 0:start] = True
     must = _must_fit(must | whole, view, budget, whole)
     free = budget - int(must.sum())
     keep = set(must.nonzero()[:, 0].tolist())
