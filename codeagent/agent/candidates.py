@@ -79,7 +79,8 @@ class Files:
         self.baseline = {}
 
 
-def try_fix(cand: Candidate, action, ctx: ToolContext, files: Files, tool, before: TestReport, targets: set[str]) -> None:
+def try_fix(cand: Candidate, action, ctx: ToolContext, files: Files, tool, before: TestReport, targets: set[str],
+            groups: list[set[str]] | None = None) -> None:
     """Apply a repair to the base files with ``tool`` (replace), run the tests, judge them against ``before``.
     A reply that rewrites a whole class and is not accepted is tried once more changing only the class's
     methods (a small model often restates a class with a fix in one method and a broken field or import)."""
@@ -87,20 +88,20 @@ def try_fix(cand: Candidate, action, ctx: ToolContext, files: Files, tool, befor
         files.reset()
         cand.error = f"expected a definition, got {action.tool}"
         return
-    _apply_fix(cand, action.args, ctx, files, tool, before, targets)
+    _apply_fix(cand, action.args, ctx, files, tool, before, targets, groups)
     path = next(iter(cand.files), "") or action.args.get("path") or ""
     base = files.baseline.get(path)
     if cand.accepted or not base or not rewrites_a_class(base.encode(), path, action.args.get("code", "")):
         return
     alt = Candidate(n=cand.n)
-    _apply_fix(alt, {**action.args, "methods_only": "true"}, ctx, files, tool, before, targets)
+    _apply_fix(alt, {**action.args, "methods_only": "true"}, ctx, files, tool, before, targets, groups)
     if not alt.error and alt.score > cand.score:
         cand.files, cand.report, cand.verdict, cand.error = alt.files, alt.report, alt.verdict, alt.error
     files.put(cand)
 
 
 def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool, before: TestReport,
-               targets: set[str]) -> None:
+               targets: set[str], groups: list[set[str]] | None) -> None:
     files.reset()
     obs = tool.run(args, ctx)
     path = obs.data.get("path", "")
@@ -117,11 +118,12 @@ def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool
         cand.error = f"{', '.join(obs.data.get('replaced', []))} is unchanged: that is the code with the bug"
         return
     cand.report = phases.run_suite(ctx)
-    cand.verdict = phases.judge(before, cand.report, targets)
+    cand.verdict = phases.judge(before, cand.report, targets, groups)
 
 
 def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool) -> None:
-    """Write a reproduction test with ``tool`` (create) and run it alone: it must fail by an assertion."""
+    """Write a reproduction test with ``tool`` (create) and run it alone: it must fail, by an assertion or an
+    exception the repository's code raises (``phases.repro_failures``)."""
     path = phases.repro_path(ctx.workspace)
     files.reset()
     files.track(path)
@@ -131,7 +133,6 @@ def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool) -> 
         return
     cand.files = {path: files.read(path) or ""}
     cand.report = phases.run_suite(ctx, only=[path])
-    ok = phases.repro_failed(cand.report, path)
-    cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=0, reproduces=ok)
-    if not ok:
-        cand.error = "the test does not fail by an assertion: " + (cand.report.summary() if cand.report else "")
+    failed, why = phases.repro_failures(cand.report, path)
+    cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=len(failed), reproduces=not why)
+    cand.error = why

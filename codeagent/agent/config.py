@@ -18,6 +18,11 @@ class AgentConfig(BaseModel):
     candidates: int = Field(4, ge=1)
     """Candidate repairs sampled from one KV snapshot (the first greedy, the rest at candidate_temperature);
     the first one the tests accept ends the run."""
+    reproductions: int = Field(3, ge=1)
+    """When no test fails before the fix, the model's reproduction tests are sampled like candidates and up to
+    this many distinct ones that fail (by an assertion or the code's own exception) are kept, each in its own
+    file: a repair that makes every test of one pass, breaking nothing, resolves the issue, and the reproductions
+    it disagrees with leave the patch (a small model often writes one with a wrong expectation)."""
     candidate_temperature: float = Field(0.7, ge=0.0)
     """Sampling temperature of the candidates after the first."""
     max_debug_rounds: int = Field(1, ge=0)

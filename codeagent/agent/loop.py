@@ -63,6 +63,7 @@ class Agent:
         ctx.extra["index"] = self.index
         self.before: TestReport | None = None
         self.targets: set[str] = set()
+        self.groups: list[set[str]] = []  # the targets per reproduction file, when the model wrote them
         self.files = Files(ctx.workspace)
         self.best: Candidate | None = None
         self.tried = 0
@@ -138,21 +139,33 @@ class Agent:
         return loc
 
     def _reproduction(self, loc: phases.Localization) -> None:
-        """No test fails yet: the model writes one that does (k tries); it becomes the target."""
+        """No test fails yet: the model writes tests that do (k tries, up to ``agent.reproductions`` distinct ones
+        kept, each in its own file); their failing tests become the targets, one group per file."""
         path = phases.repro_path(self.ctx.workspace)
         if not path.endswith(".py") or (self.before and "pytest" not in self.before.command):
             raise Unresolved("no failing test, and reproductions are written for pytest projects only")
         self.ui.phase("reproduce", 0, 0, f"writing a failing test in {path}")
         cands = self._candidates(render("reproduce"), "reproduce-test", "python", self.cfg.candidates,
-                                 self._try_repro)
-        good = next((c for c in cands if c.accepted), None)
-        if good is None:
-            raise Unresolved("no failing test, and no reproduction the model wrote failed")
-        self._back_to(good)
-        self.files.keep()  # the reproduction test stays: repairs start from here
+                                 self._try_repro, enough=self.cfg.reproductions)
+        good: list[Candidate] = []
+        for c in cands:
+            if c.accepted and all(c.code != g.code for g in good):
+                good.append(c)
+        if not good:
+            raise Unresolved("no failing test, and no reproduction the model wrote failed by an assertion")
+        self._back_to(good[0])
+        paths = [path] + [phases.numbered(path, i) for i in range(2, len(good) + 1)]
+        for other, cand in zip(paths[1:], good[1:]):
+            self.files.write(other, cand.files[path])
+        self.files.keep()  # the reproduction tests stay: repairs start from here
         self.before = phases.run_suite(self.ctx)
-        self.targets = {t for t in self.before.failing if t.startswith(path)}
-        self.transcript.say("user", render("reproduced", path=path, output=failure_text(self.before, 800)),
+        groups = [{t for t in self.before.failing if t.split("::")[0] == p} for p in paths]
+        self.groups = [g for g in groups if g]
+        self.targets = set().union(*self.groups)
+        if not self.targets:
+            raise Unresolved("the reproduction tests no longer fail when the whole suite runs")
+        self.transcript.say("user", render("reproduced", path=", ".join(paths),
+                                           output=failure_text(self.before, 800)),
                             SpanInfo(kind=SegmentKind.ERROR, subtask="reproduce"))
         self._event("commit", "reproduce-test")
 
@@ -235,10 +248,10 @@ class Agent:
 
     # ------------------------------------------------------------------ candidates from one snapshot
     def _candidates(self, request: str | None, subtask: str, language: str | None, k: int, evaluate,
-                    heads: list[str] = ()) -> list[Candidate]:
+                    heads: list[str] = (), enough: int = 1) -> list[Candidate]:
         """Up to ``k`` replies to ``request`` from one snapshot: greedy first, then sampled, and last one greedy reply
         per entry of ``heads`` started with that definition's first line (a small model tends to rewrite the first
-        definition it was shown). Each is evaluated; the first the tests accept ends the loop."""
+        definition it was shown). Each is evaluated; ``enough`` distinct replies the tests accept end the loop."""
         heads = list(heads)[:max(k - 1, 0)]
         plan = [(None, 0.0)] + [(None, self.cfg.candidate_temperature)] * (k - 1 - len(heads)) + [(h, 0.0) for h in heads]
         if request is not None:
@@ -254,9 +267,9 @@ class Agent:
             self.tried += 1
             cand = Candidate(n=self.tried, messages=start)
             head, temperature = plan[i]
-            accepted = self._turn(cand, subtask, language, temperature, evaluate, out, head)
+            self._turn(cand, subtask, language, temperature, evaluate, out, head)
             out.append(cand)
-            if accepted:
+            if len({c.code for c in out if c.accepted}) >= enough:
                 break
         return out
 
@@ -300,7 +313,7 @@ class Agent:
         return cand.accepted
 
     def _try_fix(self, cand: Candidate, action) -> None:
-        try_fix(cand, action, self.ctx, self.files, self.tools["replace"], self.before, self.targets)
+        try_fix(cand, action, self.ctx, self.files, self.tools["replace"], self.before, self.targets, self.groups)
         self.index.refresh()
         if cand.verdict is not None and not cand.error and (self.best is None or cand.score > self.best.score):
             self.best = cand
@@ -365,7 +378,11 @@ class Agent:
             else:
                 self.files.reset()
         after = phases.run_suite(self.ctx) if self.before is not None and not isinstance(end, Interrupted) else None
-        verdict = phases.judge(self.before, after, self.targets) if after is not None else None
+        verdict = phases.judge(self.before, after, self.targets, self.groups) if after is not None else None
+        if resolved and verdict is not None and verdict.disputed:
+            gone = sorted({t.split("::")[0] for t in verdict.disputed})
+            end = Resolved(f"{end}; dropped the reproduction(s) it disagrees with: {', '.join(gone)}")
+            after, verdict = self._drop_disputed(verdict)
         if resolved and (verdict is None or not verdict.resolved):  # the final run must agree
             end, resolved = Unresolved(f"the final test run disagrees: {verdict.describe() if verdict else 'no run'}"), False
         if resolved:
@@ -393,6 +410,16 @@ class Agent:
             candidates=self.tried, prefill_saved_tokens=self.prefill_saved, gen_tokens=self.state.gen_tokens)
         self._save()
         return self.traj.result
+
+    def _drop_disputed(self, verdict: phases.Verdict) -> tuple[TestReport | None, phases.Verdict]:
+        """The reproductions the accepted repair disagrees with leave the patch; the tests run once more."""
+        gone = sorted({t.split("::")[0] for t in verdict.disputed})
+        for path in gone:
+            self.files.write(path, None)
+        self.groups = [g for g in self.groups if not g & set(verdict.disputed)]
+        self.targets -= set(verdict.disputed)
+        after = phases.run_suite(self.ctx)
+        return after, phases.judge(self.before, after, self.targets, self.groups)
 
     def _summary(self, end: Terminate, verdict: phases.Verdict | None) -> str:
         if verdict is None:

@@ -38,6 +38,12 @@ def repro_path(root: Path) -> str:
     return f"tests/{REPRO_FILE}"
 
 
+def numbered(path: str, n: int) -> str:
+    """``tests/test_x.py`` -> ``tests/test_x_2.py`` for the n-th reproduction file."""
+    stem, dot, ext = path.rpartition(".")
+    return f"{stem}_{n}{dot}{ext}"
+
+
 @dataclass
 class Verdict:
     """How a test run compares with the run before any edit."""
@@ -47,6 +53,7 @@ class Verdict:
     broken: list[str]  # passed before, do not pass now
     passed: int  # tests passing now
     reproduces: bool = False  # a reproduction test that fails as it should
+    disputed: list[str] = field(default_factory=list)  # tests of reproductions the repair does not agree with
 
     @property
     def resolved(self) -> bool:
@@ -61,7 +68,8 @@ class Verdict:
     def describe(self) -> str:
         """One line for the model and the report."""
         if self.resolved:
-            return f"fixed {len(self.fixed)} failing test(s), nothing broken"
+            extra = f"; reproduction(s) it disagrees with: {', '.join(self.disputed[:4])}" if self.disputed else ""
+            return f"fixed {len(self.fixed)} failing test(s), nothing broken{extra}"
         parts = []
         if self.still_failing:
             parts.append(f"still failing: {', '.join(self.still_failing[:4])}")
@@ -70,13 +78,19 @@ class Verdict:
         return "; ".join(parts) or "no failing test to fix"
 
 
-def judge(before: TestReport, after: TestReport | None, targets: set[str]) -> Verdict:
-    """Compare ``after`` with ``before``: ``targets`` (the failing tests) must pass, nothing that passed may fail."""
+def judge(before: TestReport, after: TestReport | None, targets: set[str],
+          groups: list[set[str]] | None = None) -> Verdict:
+    """Compare ``after`` with ``before``: ``targets`` (the failing tests) must pass, nothing that passed may fail.
+    ``groups`` splits the targets into independent reproductions the model wrote: when every test of at least one
+    passes, the tests of the others are ``disputed`` (a reproduction no repair agrees with) instead of failing."""
     passing = after.passing if after is not None else set()
+    disputed: set[str] = set()
+    if groups and any(g and g <= passing for g in groups):
+        disputed = {t for g in groups if not g <= passing for t in g}
     return Verdict(fixed=sorted(t for t in targets if t in passing),
-                   still_failing=sorted(t for t in targets if t not in passing),
+                   still_failing=sorted(t for t in targets if t not in passing and t not in disputed),
                    broken=sorted(t for t in before.passing if t not in passing and t not in targets),
-                   passed=len(passing))
+                   passed=len(passing), disputed=sorted(disputed))
 
 
 @dataclass
@@ -197,12 +211,33 @@ def failing_summary(report: TestReport) -> str:
     return ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
 
 
-def repro_failed(report: TestReport | None, path: str) -> bool:
-    """Whether a reproduction test in ``path`` ran and failed by an assertion (not by an import or syntax error)."""
-    if report is None:
+_FRAME = re.compile(r"^([^\s:]+\.py):\d+:", re.M)
+_BY_ASSERTION = ("assert", "AssertionError", "Failed:")
+
+
+def fails_in_itself(detail: str, path: str) -> bool:
+    """Whether a failure ``detail`` (message and traceback) is an exception other than an assertion raised in the
+    test file ``path`` itself (a NameError, a call with the wrong arguments): the test is broken, not the code."""
+    if not detail or detail.startswith(_BY_ASSERTION):
         return False
+    frames = _FRAME.findall(detail)
+    return bool(frames) and frames[-1].lstrip("./") == path
+
+
+def repro_failures(report: TestReport | None, path: str) -> tuple[set[str], str]:
+    """The tests in ``path`` (a reproduction) that fail, and why the reproduction is rejected ("" when it is
+    not): it must fail, and every failure must be an assertion or an exception the repository's code raised."""
+    if report is None:
+        return set(), "the tests did not run"
     mine = {t: o for t, o in report.outcomes.items() if t.startswith(path)}
-    return any(o == FAILED for o in mine.values())
+    failed = {t for t, o in mine.items() if o == FAILED}
+    broken = sorted(t for t in failed if fails_in_itself(report.details.get(t, ""), path))
+    if broken:
+        first = report.details[broken[0]].splitlines()[0]
+        return failed, f"the test itself raises ({first[:120]}), not the code under test"
+    if not failed:
+        return failed, "the test does not fail by an assertion: " + report.summary()
+    return failed, ""
 
 
 def touches_tests(path: str) -> bool:

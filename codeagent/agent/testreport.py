@@ -33,6 +33,8 @@ class TestReport:
     output: str = ""
     timed_out: bool = False
     duration_s: float = 0.0
+    details: dict[str, str] = field(default_factory=dict)
+    """Per failed or errored test id: the runner's failure message and traceback (JUnit runners)."""
 
     @property
     def failing(self) -> set[str]:
@@ -114,9 +116,10 @@ def run_tests(sandbox: Sandbox, root: Path, configured: str | None = None, timeo
     result = sandbox.run(command, timeout=timeout)
     output = result.output
     outcomes: dict[str, str] = {}
+    details: dict[str, str] = {}
     try:
         if runner in ("pytest", "node") and report_file.is_file():
-            outcomes = parse_junit(report_file.read_text(errors="replace"), runner)
+            outcomes = parse_junit(report_file.read_text(errors="replace"), runner, details)
         elif runner == "go":
             outcomes, output = parse_go_json(result.output)
     finally:
@@ -127,11 +130,12 @@ def run_tests(sandbox: Sandbox, root: Path, configured: str | None = None, timeo
     if not outcomes and (result.exit_code != 0 or result.timed_out) and not no_tests:
         outcomes = {"(suite)": ERROR}  # nothing ran (a collection or syntax error, a timeout)
     return TestReport(command=command, exit_code=result.exit_code, outcomes=outcomes, output=output,
-                      timed_out=result.timed_out, duration_s=result.duration_s)
+                      timed_out=result.timed_out, duration_s=result.duration_s, details=details)
 
 
-def parse_junit(xml: str, runner: str = "pytest") -> dict[str, str]:
-    """Outcome per test id from JUnit XML (pytest: ``path.py::Class::name``; node: ``suite > name``)."""
+def parse_junit(xml: str, runner: str = "pytest", details: dict[str, str] | None = None) -> dict[str, str]:
+    """Outcome per test id from JUnit XML (pytest: ``path.py::Class::name``; node: ``suite > name``); each failed
+    or errored test's message and traceback go into ``details`` when given."""
     try:
         root = ET.fromstring(xml)
     except ET.ParseError:
@@ -157,6 +161,9 @@ def parse_junit(xml: str, runner: str = "pytest") -> dict[str, str]:
         if out.get(test_id) in (FAILED, ERROR):  # a teardown error after a failure keeps the worse one
             continue
         out[test_id] = outcome
+        bad = next((child for child in case if child.tag in ("failure", "error")), None)
+        if details is not None and bad is not None:
+            details[test_id] = ((bad.get("message") or "") + "\n" + (bad.text or "")).strip()
     return out
 
 

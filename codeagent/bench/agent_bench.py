@@ -124,8 +124,9 @@ def _added_by_agent(test_id: str, root: Path) -> bool:
 
 
 def run_task(engine, task: AgentTask, policy: str, fraction: float, budget: int | None, settings, cfg,
-             work: Path) -> AgentRow:
-    """Solve ``task`` once under ``policy`` with ``budget`` slots (None: no budget) and judge it."""
+             work: Path, out_dir: Path) -> AgentRow:
+    """Solve ``task`` once under ``policy`` with ``budget`` slots (None: no budget) and judge it; the trajectory
+    is kept under ``out_dir/trajectories``."""
     from codeagent.agent.runner import solve
     from codeagent.agent.config import sandbox_config
     from codeagent.sandbox import open_sandbox
@@ -141,6 +142,9 @@ def run_task(engine, task: AgentTask, policy: str, fraction: float, budget: int 
         row.status, row.reason = "error", str(exc)
         return row
     row.wall_s = round(time.monotonic() - t0, 1)
+    kept = out_dir / "trajectories" / f"{task.id}-{policy}-{fraction:g}.traj.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(out.trajectory, kept)  # the run's workspace goes with the temporary folder; its trajectory stays
     r = out.result
     row.status, row.reason = r.status, r.reason
     row.gen_tokens, row.prefill_saved, row.candidates = r.gen_tokens, r.prefill_saved_tokens, r.candidates
@@ -190,7 +194,7 @@ def bench_agent(tasks: list[AgentTask], policies: list[str], budgets: list[float
                 if fraction < 1 and task.id not in peaks:
                     continue  # the full run of this task failed: no reference peak
                 budget = None if fraction >= 1 else max(64, math.ceil(fraction * peaks[task.id]))
-                row = run_task(engine, task, policy, fraction, budget, settings, cfg, work)
+                row = run_task(engine, task, policy, fraction, budget, settings, cfg, work, out)
                 if policy == FULL and fraction >= 1 and row.kv_peak:
                     peaks[task.id] = row.kv_peak
                 rows.append(row)

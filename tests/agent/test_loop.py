@@ -150,12 +150,36 @@ def test_no_failing_test_the_agent_writes_a_reproduction_first(repo: Path) -> No
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "drop the failing test")
     passing = "```python\nfrom calc import evaluate\n\ndef test_issue_reproduction():\n    assert evaluate('6 / 2') == 3\n```\n"
     failing = "```python\nfrom calc import evaluate\n\ndef test_issue_reproduction():\n    assert evaluate('7 / 2') == 3.5\n```\n"
-    out, eng = run(repo, [passing, failing, GOOD_DEF])
+    out, eng = run(repo, [passing, failing, GOOD_DEF], "agent.reproductions=1")
     r = out.result
     assert r.status == "resolved", r.reason
     assert r.fail_to_pass == ["tests/test_issue_reproduction.py::test_issue_reproduction"]
     patch = Path(r.patch_path).read_text()
     assert "tests/test_issue_reproduction.py" in patch and "+    return a / b" in patch
+
+
+def test_reproductions_the_repair_disagrees_with_are_dropped(repo: Path) -> None:
+    """A small model's first reproduction may expect a wrong result: the repairs are judged against every
+    distinct reproduction that fails (each in its own file), one that passes resolves, the others leave the patch.
+    A reproduction that fails in itself (a NameError in the test) is not a reproduction."""
+    (repo / "tests/test_calc.py").write_text((repo / "tests/test_calc.py").read_text().replace(
+        'def test_division():\n    assert evaluate("7 / 2") == 3.5\n', ""))
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "drop the failing test")
+    head = "```python\nfrom calc import evaluate\n\ndef test_issue_reproduction():\n"
+    wrong = head + "    assert evaluate('7 / 2') == 3.4\n```\n"  # fails now and after any right fix
+    broken = head + "    assert evaluat('7 / 2') == 3.5\n```\n"  # fails in the test itself
+    right = head + "    assert evaluate('7 / 2') == 3.5\n```\n"
+    out, _ = run(repo, [wrong, broken, right, right, GOOD_DEF], "agent.reproductions=3")
+    r = out.result
+    assert r.status == "resolved", r.reason
+    assert r.fail_to_pass == ["tests/test_issue_reproduction_2.py::test_issue_reproduction"]
+    traj = load(out.trajectory)
+    errors = [s.observation.get("error") for s in traj.steps if s.phase == "reproduce-test"]
+    assert errors[0] == "" and "the test itself raises (NameError" in errors[1] and errors[2] == ""
+    assert "dropped the reproduction(s) it disagrees with: tests/test_issue_reproduction.py" in r.reason
+    patch = Path(r.patch_path).read_text()
+    assert "tests/test_issue_reproduction_2.py" in patch and "== 3.4" not in patch and "+    return a / b" in patch
+    assert not (out.workspace.path / "tests/test_issue_reproduction.py").exists()
 
 
 def test_nothing_fails_and_no_reproduction_fails_is_unresolved(repo: Path) -> None:

@@ -50,6 +50,10 @@ def test_junit_and_go_json_parsing() -> None:
     assert parse_junit(xml) == {"tests/test_a.py::test_x": "passed", "tests/test_a.py::TestK::test_y": "failed",
                                 "tests.test_b": "error", "tests/test_a.py::test_z": "skipped"}
     assert parse_junit("not xml") == {}
+    details: dict[str, str] = {}
+    parse_junit(xml.replace("<failure/>", '<failure message="NameError: x">tests/test_a.py:3: in test_y</failure>'),
+                details=details)
+    assert details == {"tests/test_a.py::TestK::test_y": "NameError: x\ntests/test_a.py:3: in test_y", "tests.test_b": ""}
     events = "\n".join(json.dumps(e) for e in [
         {"Action": "run", "Package": "m/calc", "Test": "TestAdd"},
         {"Action": "output", "Package": "m/calc", "Test": "TestAdd", "Output": "calc_test.go:9: got 1\n"},
