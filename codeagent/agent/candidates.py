@@ -121,18 +121,25 @@ def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool
     cand.verdict = phases.judge(before, cand.report, targets, groups)
 
 
-def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool) -> None:
+def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool, index=None) -> None:
     """Write a reproduction test with ``tool`` (create) and run it alone: it must fail, by an assertion or an
-    exception the repository's code raises (``phases.repro_failures``)."""
+    exception the repository's code raises (``phases.repro_failures``). Imports it forgot of definitions the
+    repository has (``index``, a SymbolIndex) are added, a couple of times, before it is judged."""
     path = phases.repro_path(ctx.workspace)
     files.reset()
     files.track(path)
-    obs = tool.run({"path": path, "content": action.args.get("code", "")}, ctx)
-    if not obs.ok:
-        cand.error = obs.text.removeprefix("error: ")
-        return
+    code = action.args.get("code", "")
+    for _ in range(3):
+        obs = tool.run({"path": path, "content": code}, ctx)
+        if not obs.ok:
+            cand.error = obs.text.removeprefix("error: ")
+            return
+        cand.report = phases.run_suite(ctx, only=[path])
+        added = phases.missing_imports(cand.report, path, index) if index is not None and cand.report else []
+        if not added:
+            break
+        code = phases.with_imports(code, added)
     cand.files = {path: files.read(path) or ""}
-    cand.report = phases.run_suite(ctx, only=[path])
     failed, why = phases.repro_failures(cand.report, path)
     cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=len(failed), reproduces=not why)
     cand.error = why

@@ -319,7 +319,8 @@ class Agent:
             self.best = cand
 
     def _try_repro(self, cand: Candidate, action) -> None:
-        try_repro(cand, action, self.ctx, self.files, self.tools["create"])
+        self.index.refresh()
+        try_repro(cand, action, self.ctx, self.files, self.tools["create"], self.index)
 
     def _back_to(self, cand: Candidate) -> None:
         """Cache, transcript and files as right after ``cand``'s reply."""

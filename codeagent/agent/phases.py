@@ -240,6 +240,44 @@ def repro_failures(report: TestReport | None, path: str) -> tuple[set[str], str]
     return failed, ""
 
 
+_NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
+
+
+def module_of(path: str) -> str | None:
+    """The dotted module a Python file is imported as (``src/`` layouts included); None for other files."""
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    if parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def missing_imports(report: TestReport, path: str, index: SymbolIndex) -> list[str]:
+    """Import lines for the names tests in ``path`` use without importing them (``NameError``) that exactly one
+    top-level definition of the repository's code has: a small model often forgets the import of a reproduction."""
+    lines = []
+    for t, detail in sorted(report.details.items()):
+        if t.split("::")[0] != path:
+            continue
+        for name in _NAME_ERROR.findall(detail):
+            found = [sym for sym in index.symbols if sym.name == name and not sym.is_test]
+            module = module_of(found[0].path) if len(found) == 1 else None
+            line = f"from {module} import {name}"
+            if module and line not in lines:
+                lines.append(line)
+    return lines
+
+
+def with_imports(code: str, imports: list[str]) -> str:
+    """``code`` with ``imports`` added after its ``from __future__`` lines (at the top when it has none)."""
+    lines = code.splitlines()
+    at = max((i + 1 for i, ln in enumerate(lines) if ln.startswith("from __future__")), default=0)
+    return "\n".join(lines[:at] + imports + lines[at:]) + "\n"
+
+
 def touches_tests(path: str) -> bool:
     """Whether a repair would change a test file (repairs must fix the code, not the tests)."""
     return is_test_path(path)

@@ -161,14 +161,15 @@ def test_no_failing_test_the_agent_writes_a_reproduction_first(repo: Path) -> No
 def test_reproductions_the_repair_disagrees_with_are_dropped(repo: Path) -> None:
     """A small model's first reproduction may expect a wrong result: the repairs are judged against every
     distinct reproduction that fails (each in its own file), one that passes resolves, the others leave the patch.
-    A reproduction that fails in itself (a NameError in the test) is not a reproduction."""
+    A reproduction that fails in itself (a NameError in the test) is not a reproduction; one that only forgot to
+    import a definition of the repository gets the import."""
     (repo / "tests/test_calc.py").write_text((repo / "tests/test_calc.py").read_text().replace(
         'def test_division():\n    assert evaluate("7 / 2") == 3.5\n', ""))
     git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "drop the failing test")
     head = "```python\nfrom calc import evaluate\n\ndef test_issue_reproduction():\n"
     wrong = head + "    assert evaluate('7 / 2') == 3.4\n```\n"  # fails now and after any right fix
     broken = head + "    assert evaluat('7 / 2') == 3.5\n```\n"  # fails in the test itself
-    right = head + "    assert evaluate('7 / 2') == 3.5\n```\n"
+    right = "```python\ndef test_issue_reproduction():\n    assert evaluate('7 / 2') == 3.5\n```\n"  # no import
     out, _ = run(repo, [wrong, broken, right, right, GOOD_DEF], "agent.reproductions=3")
     r = out.result
     assert r.status == "resolved", r.reason
@@ -179,6 +180,7 @@ def test_reproductions_the_repair_disagrees_with_are_dropped(repo: Path) -> None
     assert "dropped the reproduction(s) it disagrees with: tests/test_issue_reproduction.py" in r.reason
     patch = Path(r.patch_path).read_text()
     assert "tests/test_issue_reproduction_2.py" in patch and "== 3.4" not in patch and "+    return a / b" in patch
+    assert "+from calc" in patch and "import evaluate" in patch  # the import it forgot was added
     assert not (out.workspace.path / "tests/test_issue_reproduction.py").exists()
 
 
