@@ -124,21 +124,17 @@ def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool
 def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool, index=None) -> None:
     """Write a reproduction test with ``tool`` (create) and run it alone: it must fail, by an assertion or an
     exception the repository's code raises (``phases.repro_failures``). Imports it forgot of definitions the
-    repository has (``index``, a SymbolIndex) are added, a couple of times, before it is judged."""
+    repository has (``index``, a SymbolIndex) are added first."""
     path = phases.repro_path(ctx.workspace)
     files.reset()
     files.track(path)
     code = action.args.get("code", "")
-    for _ in range(3):
-        obs = tool.run({"path": path, "content": code}, ctx)
-        if not obs.ok:
-            cand.error = obs.text.removeprefix("error: ")
-            return
-        cand.report = phases.run_suite(ctx, only=[path])
-        added = phases.missing_imports(cand.report, path, index) if index is not None and cand.report else []
-        if not added:
-            break
-        code = phases.with_imports(code, added)
+    added = phases.missing_imports(code, index) if index is not None else []
+    obs = tool.run({"path": path, "content": phases.with_imports(code, added) if added else code}, ctx)
+    if not obs.ok:
+        cand.error = obs.text.removeprefix("error: ")
+        return
+    cand.report = phases.run_suite(ctx, only=[path])
     cand.files = {path: files.read(path) or ""}
     failed, why = phases.repro_failures(cand.report, path)
     cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=len(failed), reproduces=not why)

@@ -5,6 +5,8 @@ The loop (:mod:`codeagent.agent.loop`) strings them together with the model's ca
 
 from __future__ import annotations
 
+import ast
+import builtins
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,9 +242,6 @@ def repro_failures(report: TestReport | None, path: str) -> tuple[set[str], str]
     return failed, ""
 
 
-_NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
-
-
 def module_of(path: str) -> str | None:
     """The dotted module a Python file is imported as (``src/`` layouts included); None for other files."""
     if not path.endswith(".py"):
@@ -255,19 +254,41 @@ def module_of(path: str) -> str | None:
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
-def missing_imports(report: TestReport, path: str, index: SymbolIndex) -> list[str]:
-    """Import lines for the names tests in ``path`` use without importing them (``NameError``) that exactly one
-    top-level definition of the repository's code has: a small model often forgets the import of a reproduction."""
+def unbound_names(code: str) -> set[str]:
+    """Names Python ``code`` reads that nothing in it binds and that are not builtins (scope-blind, so a name
+    bound anywhere counts as bound); empty for code that does not parse or star-imports."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    bound, used = set(dir(builtins)), set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" for a in node.names):
+                return set()
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+    return used - bound
+
+
+def missing_imports(code: str, index: SymbolIndex) -> list[str]:
+    """Import lines for the names a test file uses without importing them that exactly one top-level definition
+    of the repository's code has: a small model often forgets the import of a reproduction."""
     lines = []
-    for t, detail in sorted(report.details.items()):
-        if t.split("::")[0] != path:
-            continue
-        for name in _NAME_ERROR.findall(detail):
-            found = [sym for sym in index.symbols if sym.name == name and not sym.is_test]
-            module = module_of(found[0].path) if len(found) == 1 else None
-            line = f"from {module} import {name}"
-            if module and line not in lines:
-                lines.append(line)
+    for name in sorted(unbound_names(code)):
+        found = [sym for sym in index.symbols if sym.name == name and not sym.is_test]
+        module = module_of(found[0].path) if len(found) == 1 else None
+        if module:
+            lines.append(f"from {module} import {name}")
     return lines
 
 

@@ -1,0 +1,52 @@
+"""Phases that need no model: which names a reproduction forgot to import, how reproductions are judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeagent.agent import phases
+from codeagent.agent.symbols import SymbolIndex
+from codeagent.agent.testreport import TestReport as Report
+
+
+def test_missing_imports_are_the_unbound_names_the_repository_defines_once(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/dates.py").write_text("def is_leap(y):\n    return y % 4 == 0\n\n\ndef days(y, m):\n    return 28\n")
+    (tmp_path / "pkg/other.py").write_text("def days(y, m):\n    return 30\n")  # two definitions: ambiguous
+    code = ("import pytest\n\n\ndef test_x():\n    ys = [y for y in (1900,)]\n    try:\n        pass\n"
+            "    except ValueError as exc:\n        raise exc\n    assert not is_leap(ys[0]) and days(1900, 2) == 28\n")
+    assert phases.unbound_names(code) == {"is_leap", "days"}
+    index = SymbolIndex(tmp_path)
+    index.refresh()
+    assert phases.missing_imports(code, index) == ["from pkg.dates import is_leap"]
+    assert phases.unbound_names("from pkg import *\nx = y\n") == set() and phases.unbound_names("def (") == set()
+    assert phases.with_imports("from __future__ import annotations\nx = 1\n", ["import a"]).splitlines()[1] == "import a"
+    assert phases.module_of("src/pkg/__init__.py") == "pkg" and phases.module_of("a-b/c.py") is None
+
+
+def test_judging_by_groups_disputes_the_reproductions_a_repair_disagrees_with() -> None:
+    before = Report("pytest", 1, {"t.py::ok": "passed", "r1.py::a": "failed", "r2.py::b": "failed",
+                                       "r2.py::c": "failed"})
+    after = Report("pytest", 1, {"t.py::ok": "passed", "r1.py::a": "passed", "r2.py::b": "passed",
+                                      "r2.py::c": "failed"})
+    groups = [{"r1.py::a"}, {"r2.py::b", "r2.py::c"}]
+    v = phases.judge(before, after, {"r1.py::a", "r2.py::b", "r2.py::c"}, groups)
+    assert v.resolved and v.disputed == ["r2.py::b", "r2.py::c"] and v.fixed == ["r1.py::a", "r2.py::b"]
+    alone = phases.judge(before, after, {"r1.py::a", "r2.py::b", "r2.py::c"})
+    assert not alone.resolved and alone.still_failing == ["r2.py::c"]
+    none = Report("pytest", 1, {"t.py::ok": "failed", "r1.py::a": "failed", "r2.py::b": "failed", "r2.py::c": "failed"})
+    v = phases.judge(before, none, {"r1.py::a", "r2.py::b", "r2.py::c"}, groups)
+    assert not v.resolved and not v.disputed and v.broken == ["t.py::ok"]
+
+
+def test_a_reproduction_that_raises_in_itself_is_rejected() -> None:
+    path = "tests/test_issue_reproduction.py"
+    report = Report("pytest", 1, {f"{path}::t1": "failed"}, details={
+        f"{path}::t1": "NameError: name 'x' is not defined\ntests/test_issue_reproduction.py:4: in t1\n    x()"})
+    failed, why = phases.repro_failures(report, path)
+    assert failed == {f"{path}::t1"} and why.startswith("the test itself raises (NameError")
+    report.details[f"{path}::t1"] = "TypeError: bad\ntests/test_issue_reproduction.py:4: in t1\n    f()\npkg/m.py:9: in f"
+    assert phases.repro_failures(report, path)[1] == ""  # raised by the code under test: a reproduction
+    report.details[f"{path}::t1"] = "AssertionError: 1 != 2\ntests/test_issue_reproduction.py:4: in t1"
+    assert phases.repro_failures(report, path)[1] == ""
