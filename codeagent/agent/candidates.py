@@ -123,14 +123,13 @@ def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool
 
 def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool, index=None) -> None:
     """Write a reproduction test with ``tool`` (create) and run it alone: it must fail, by an assertion or an
-    exception the repository's code raises (``phases.repro_failures``). Imports it forgot of definitions the
-    repository has (``index``, a SymbolIndex) are added first."""
+    exception the repository's code raises (``phases.repro_failures``). Its imports of the repository's
+    definitions (``index``, a SymbolIndex) are made right first (``phases.fix_imports``)."""
     path = phases.repro_path(ctx.workspace)
     files.reset()
     files.track(path)
     code = action.args.get("code", "")
-    added = phases.missing_imports(code, index) if index is not None else []
-    obs = tool.run({"path": path, "content": phases.with_imports(code, added) if added else code}, ctx)
+    obs = tool.run({"path": path, "content": phases.fix_imports(code, index) if index is not None else code}, ctx)
     if not obs.ok:
         cand.error = obs.text.removeprefix("error: ")
         return

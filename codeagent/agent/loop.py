@@ -282,7 +282,7 @@ class Agent:
         primer = self.format.primer(language) + (head + "\n" if head else "")
         self.ui.generating(f"candidate {cand.n}")
         seed = None if self.cfg.seed is None else self.cfg.seed + cand.n
-        gen, cand.message = query(self.engine, self.transcript, self.state, info, self._reply_budget(),
+        gen, cand.message = query(self.engine, self.transcript, self.state, info, self._reply_budget(subtask),
                                   stop=self.format.stop(), temperature=temperature, top_p=self.cfg.top_p, seed=seed,
                                   on_token=self.ui.token, primer=primer)
         cand.snapshot = self.engine.snapshot()
@@ -331,10 +331,11 @@ class Agent:
         self.files.put(cand)
 
     # ------------------------------------------------------------------ bookkeeping
-    def _reply_budget(self) -> int:
-        """Room for the longest shown definition rewritten with some growth (about 3 characters a token)."""
+    def _reply_budget(self, subtask: str) -> int:
+        """Room for the longest shown definition rewritten with some growth (about 3 characters a token); a
+        reproduction test gets room for a few cases however short the code is."""
         longest = max((len(d.code) for d in self.loc.shown), default=600) if self.loc else 600
-        want = int(longest / 3 * 1.4) + 48
+        want = max(int(longest / 3 * 1.4) + 48, 256 if subtask == "reproduce-test" else 0)
         return max(64, min(self.cfg.max_reply_tokens, self.cfg.max_gen_tokens - self.state.gen_tokens, want))
 
     def _check_limits(self) -> None:

@@ -280,16 +280,44 @@ def unbound_names(code: str) -> set[str]:
     return used - bound
 
 
+def _home(name: str, index: SymbolIndex) -> str | None:
+    """The module of the one top-level code definition named ``name`` (None: none or several)."""
+    found = [sym for sym in index.symbols if sym.name == name and not sym.is_test]
+    return module_of(found[0].path) if len(found) == 1 else None
+
+
 def missing_imports(code: str, index: SymbolIndex) -> list[str]:
     """Import lines for the names a test file uses without importing them that exactly one top-level definition
     of the repository's code has: a small model often forgets the import of a reproduction."""
-    lines = []
-    for name in sorted(unbound_names(code)):
-        found = [sym for sym in index.symbols if sym.name == name and not sym.is_test]
-        module = module_of(found[0].path) if len(found) == 1 else None
-        if module:
-            lines.append(f"from {module} import {name}")
-    return lines
+    return [f"from {home} import {name}" for name in sorted(unbound_names(code)) if (home := _home(name, index))]
+
+
+def fix_imports(code: str, index: SymbolIndex) -> str:
+    """``code`` (a test the model wrote) with its imports of the repository's definitions made right: a name
+    imported from a module of the repository that neither defines nor mentions it (``from pkg import f`` where
+    ``f`` lives in ``pkg/mod.py``) is imported from its home, and the names it uses without importing them are
+    imported (``missing_imports``)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    files = {module_of(p): p for p in index.files if module_of(p)}
+    lines = code.splitlines()
+    for node in sorted((n for n in tree.body if isinstance(n, ast.ImportFrom)), key=lambda n: -n.lineno):
+        if node.level or node.module not in files:
+            continue
+        source = beneath.read_text_if_file(index.root, files[node.module]) or ""
+        moved = [(a, home) for a in node.names if not re.search(rf"\b{re.escape(a.name)}\b", source)
+                 and (home := _home(a.name, index)) and home != node.module]
+        if not moved:
+            continue
+        stay = [a for a in node.names if all(a is not m for m, _ in moved)]
+        new = [ast.unparse(ast.ImportFrom(module=node.module, names=stay, level=0))] if stay else []
+        new += [ast.unparse(ast.ImportFrom(module=home, names=[a], level=0)) for a, home in moved]
+        lines[node.lineno - 1:node.end_lineno] = new
+    code = "\n".join(lines) + "\n"
+    added = missing_imports(code, index)
+    return with_imports(code, added) if added else code
 
 
 def with_imports(code: str, imports: list[str]) -> str:

@@ -20,6 +20,11 @@ def test_missing_imports_are_the_unbound_names_the_repository_defines_once(tmp_p
     index = SymbolIndex(tmp_path)
     index.refresh()
     assert phases.missing_imports(code, index) == ["from pkg.dates import is_leap"]
+    wrong_home = "from pkg import is_leap, days\n\n\ndef test_x():\n    assert not is_leap(1900) and days(1, 2)\n"
+    fixed = phases.fix_imports(wrong_home, index)  # pkg/__init__.py is empty: is_leap lives in pkg/dates.py
+    assert fixed.splitlines()[:2] == ["from pkg import days", "from pkg.dates import is_leap"]
+    assert phases.fix_imports(code, index).splitlines()[0] == "from pkg.dates import is_leap"
+    assert phases.fix_imports("def (", index) == "def ("
     assert phases.unbound_names("from pkg import *\nx = y\n") == set() and phases.unbound_names("def (") == set()
     assert phases.with_imports("from __future__ import annotations\nx = 1\n", ["import a"]).splitlines()[1] == "import a"
     assert phases.module_of("src/pkg/__init__.py") == "pkg" and phases.module_of("a-b/c.py") is None
