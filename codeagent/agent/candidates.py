@@ -26,6 +26,13 @@ class Candidate:
     snapshot: object = None  # the cache right after the reply
     message: MessageRecord | None = None
     messages: int = 0  # transcript length before the reply
+    duplicate: bool = False  # the same reply as an earlier candidate of the run
+    unchanged: bool = False  # the reply restates the code it should fix
+
+    @property
+    def wasted(self) -> bool:
+        """A reply that told nothing new: a repeat or a copy of the code."""
+        return self.duplicate or self.unchanged
 
     @property
     def accepted(self) -> bool:
@@ -115,6 +122,7 @@ def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool
         return
     cand.files = {path: files.read(path) or ""}
     if cand.files[path] == files.baseline[path]:
+        cand.unchanged = True
         cand.error = f"{', '.join(obs.data.get('replaced', []))} is unchanged: that is the code with the bug"
         return
     cand.report = phases.run_suite(ctx)

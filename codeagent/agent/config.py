@@ -25,6 +25,10 @@ class AgentConfig(BaseModel):
     it disagrees with leave the patch (a small model often writes one with a wrong expectation)."""
     candidate_temperature: float = Field(0.7, ge=0.0)
     """Sampling temperature of the candidates after the first."""
+    temperature_step: float = Field(0.3, ge=0.0)
+    """Each earlier candidate of the same request that repeated a reply or restated the code unchanged raises the
+    temperature of the next sampled one by this much (up to 1.5): a small model's samples at 0.7 often repeat the
+    greedy reply word for word."""
     max_debug_rounds: int = Field(1, ge=0)
     """Rounds in which the best failing candidate's test output goes back to the model for another try."""
     debug_candidates: int = Field(2, ge=1)

@@ -66,6 +66,7 @@ class Agent:
         self.groups: list[set[str]] = []  # the targets per reproduction file, when the model wrote them
         self.files = Files(ctx.workspace)
         self.best: Candidate | None = None
+        self.seen: list[Candidate] = []  # every candidate of the run: a repeated reply is not tested again
         self.tried = 0
         self.prefill_saved = 0
         self.loc: phases.Localization | None = None
@@ -253,7 +254,7 @@ class Agent:
         per entry of ``heads`` started with that definition's first line (a small model tends to rewrite the first
         definition it was shown). Each is evaluated; ``enough`` distinct replies the tests accept end the loop."""
         heads = list(heads)[:max(k - 1, 0)]
-        plan = [(None, 0.0)] + [(None, self.cfg.candidate_temperature)] * (k - 1 - len(heads)) + [(h, 0.0) for h in heads]
+        plan = [(None, False)] + [(None, True)] * (k - 1 - len(heads)) + [(h, False) for h in heads]
         if request is not None:
             self.transcript.say("user", request, SpanInfo(kind=SegmentKind.TEXT, subtask=subtask))
         start = len(self.traj.messages)
@@ -266,15 +267,18 @@ class Agent:
                 self.prefill_saved += snap.logical
             self.tried += 1
             cand = Candidate(n=self.tried, messages=start)
-            head, temperature = plan[i]
-            self._turn(cand, subtask, language, temperature, evaluate, out, head)
+            head, sampled = plan[i]
+            wasted = sum(c.wasted for c in out)  # replies that repeated one or copied the code: sample wider
+            temperature = min(1.5, self.cfg.candidate_temperature + self.cfg.temperature_step * wasted) if sampled else 0.0
+            self._turn(cand, subtask, language, temperature, evaluate, head)
             out.append(cand)
+            self.seen.append(cand)
             if len({c.code for c in out if c.accepted}) >= enough:
                 break
         return out
 
     def _turn(self, cand: Candidate, subtask: str, language: str | None, temperature: float, evaluate,
-              seen: list[Candidate], head: str | None = None) -> bool:
+              head: str | None = None) -> bool:
         """Query -> parse -> execute -> observe, for one candidate; whether the tests accept it."""
         self._check_limits()
         rec = self._record(subtask)
@@ -295,11 +299,12 @@ class Agent:
         try:
             action = self.format.parse(primer + gen.text, frozenset(self.tools))
             cand.code = action.args.get("code", "")
-            same = next((c for c in seen if c.code == cand.code and c.code), None)
+            same = next((c for c in self.seen if c.code == cand.code and c.code), None)
             rec.action = {"tool": action.tool, "args": action.args}
             self.ui.action(f"candidate {cand.n}: {action.brief()}")
             if same is not None:
-                cand.verdict, cand.report, cand.error = same.verdict, same.report, same.error
+                cand.verdict, cand.report, cand.error, cand.files = same.verdict, same.report, same.error, same.files
+                cand.duplicate, cand.unchanged = True, same.unchanged
                 rec.observation = {"duplicate_of": same.n}
             else:
                 evaluate(cand, action)

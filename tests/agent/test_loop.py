@@ -144,6 +144,22 @@ def test_editing_a_test_file_is_refused(repo: Path) -> None:
     assert "is a test file" in traj.steps[-1].observation["error"]
 
 
+def test_repeated_or_unchanged_replies_raise_the_temperature_of_the_next_samples(repo: Path) -> None:
+    """A sample that repeats an earlier reply is not tested again (in a later round either), and each wasted reply
+    (a repeat, or the code restated unchanged) widens the next sample's temperature."""
+    unchanged = ("```python\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError(\"division by zero\")\n"
+                 "    return a // b\n```\n")
+    out, _ = run(repo, [WRONG_DEF, WRONG_DEF, unchanged, WRONG_DEF, WRONG_DEF, GOOD_DEF], "agent.candidates=4",
+                 "agent.max_shown_definitions=1", "agent.view_turns=0", "agent.debug_candidates=2",
+                 "agent.candidate_temperature=0.5", "agent.temperature_step=0.25")
+    r = out.result
+    assert r.status == "resolved", r.reason
+    steps = [s for s in load(out.trajectory).steps if s.gen and s.phase != "view"]
+    assert [s.gen["temperature"] for s in steps] == [0.0, 0.5, 0.75, 1.0, 0.0, 0.75]
+    assert [bool(s.observation.get("duplicate_of")) for s in steps] == [False, True, False, True, True, False]
+    assert "unchanged" in steps[2].observation["error"] and r.candidates == 6
+
+
 def test_no_failing_test_the_agent_writes_a_reproduction_first(repo: Path) -> None:
     (repo / "tests/test_calc.py").write_text((repo / "tests/test_calc.py").read_text().replace(
         'def test_division():\n    assert evaluate("7 / 2") == 3.5\n', ""))
