@@ -59,8 +59,9 @@ class AgentConfig(BaseModel):
     """Plan steps kept from a repl /plan reply; the rest are folded into the last one."""
     temperature: float = Field(0.0, ge=0.0)
     """Sampling temperature of repl replies; 0 is greedy (deterministic)."""
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    """Nucleus sampling cut-off when temperature > 0."""
+    top_p: float = Field(0.95, gt=0.0, le=1.0)
+    """Nucleus sampling cut-off when temperature > 0 (the tail it cuts is where a small model's hotter samples
+    pick stray tokens and end in garbage)."""
     seed: int | None = 0
     """Sampling seed (None: random); candidate n uses seed + n."""
     kv_budget_tokens: int = Field(3072, ge=64)
