@@ -143,6 +143,6 @@ def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool, ind
         return
     cand.report = phases.run_suite(ctx, only=[path])
     cand.files = {path: files.read(path) or ""}
-    failed, why = phases.repro_failures(cand.report, path)
-    cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=len(failed), reproduces=not why)
+    _, why = phases.repro_failures(cand.report, path)
+    cand.verdict = phases.Verdict(fixed=[], still_failing=[], broken=[], passed=0, reproduces=not why)
     cand.error = why

@@ -148,10 +148,7 @@ class Agent:
         self.ui.phase("reproduce", 0, 0, f"writing a failing test in {path}")
         cands = self._candidates(render("reproduce"), "reproduce-test", "python", self.cfg.candidates,
                                  self._try_repro, enough=self.cfg.reproductions)
-        good: list[Candidate] = []
-        for c in cands:
-            if c.accepted and all(c.code != g.code for g in good):
-                good.append(c)
+        good = [c for c in cands if c.accepted and not c.duplicate]
         if not good:
             raise Unresolved("no failing test, and no reproduction the model wrote failed by an assertion")
         self._back_to(good[0])
@@ -273,7 +270,7 @@ class Agent:
             self._turn(cand, subtask, language, temperature, evaluate, head)
             out.append(cand)
             self.seen.append(cand)
-            if len({c.code for c in out if c.accepted}) >= enough:
+            if sum(c.accepted and not c.duplicate for c in out) >= enough:
                 break
         return out
 
@@ -324,8 +321,7 @@ class Agent:
             self.best = cand
 
     def _try_repro(self, cand: Candidate, action) -> None:
-        self.index.refresh()
-        try_repro(cand, action, self.ctx, self.files, self.tools["create"], self.index)
+        try_repro(cand, action, self.ctx, self.files, self.tools["create"], self.index)  # localize refreshed it
 
     def _back_to(self, cand: Candidate) -> None:
         """Cache, transcript and files as right after ``cand``'s reply."""
@@ -387,9 +383,7 @@ class Agent:
         after = phases.run_suite(self.ctx) if self.before is not None and not isinstance(end, Interrupted) else None
         verdict = phases.judge(self.before, after, self.targets, self.groups) if after is not None else None
         if resolved and verdict is not None and verdict.disputed:
-            gone = sorted({t.split("::")[0] for t in verdict.disputed})
-            end = Resolved(f"{end}; dropped the reproduction(s) it disagrees with: {', '.join(gone)}")
-            after, verdict = self._drop_disputed(verdict)
+            end, after, verdict = self._drop_disputed(end, verdict)
         if resolved and (verdict is None or not verdict.resolved):  # the final run must agree
             end, resolved = Unresolved(f"the final test run disagrees: {verdict.describe() if verdict else 'no run'}"), False
         if resolved:
@@ -418,15 +412,18 @@ class Agent:
         self._save()
         return self.traj.result
 
-    def _drop_disputed(self, verdict: phases.Verdict) -> tuple[TestReport | None, phases.Verdict]:
-        """The reproductions the accepted repair disagrees with leave the patch; the tests run once more."""
+    def _drop_disputed(self, end: Terminate, verdict: phases.Verdict
+                       ) -> tuple[Terminate, TestReport | None, phases.Verdict]:
+        """The reproductions the accepted repair disagrees with leave the patch (the reason says which); the tests
+        run once more."""
         gone = sorted({t.split("::")[0] for t in verdict.disputed})
         for path in gone:
             self.files.write(path, None)
         self.groups = [g for g in self.groups if not g & set(verdict.disputed)]
         self.targets -= set(verdict.disputed)
         after = phases.run_suite(self.ctx)
-        return after, phases.judge(self.before, after, self.targets, self.groups)
+        end = Resolved(f"{end}; dropped the reproduction(s) it disagrees with: {', '.join(gone)}")
+        return end, after, phases.judge(self.before, after, self.targets, self.groups)
 
     def _summary(self, end: Terminate, verdict: phases.Verdict | None) -> str:
         if verdict is None:
