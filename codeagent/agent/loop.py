@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from codeagent.agent import phases
+from codeagent.agent import phases, verify
 from codeagent.agent.candidates import Candidate, Files, try_fix, try_repro
 from codeagent.agent.config import AgentConfig
 from codeagent.agent.events import (ContextLimit, EngineFailure, FormatError, Interrupted, Resolved, Terminate,
@@ -83,7 +83,7 @@ class Agent:
             self._reproduce()
             loc = self._localize()
             self._repair(loc)
-            raise Unresolved(self._why_unresolved())
+            raise Unresolved(verify.why_unresolved(self.best, self.tried))
         except Terminate as end:
             return self._finish(end)
         except KeyboardInterrupt:
@@ -147,7 +147,7 @@ class Agent:
             raise Unresolved("no failing test, and reproductions are written for pytest projects only")
         self.ui.phase("reproduce", 0, 0, f"writing a failing test in {path}")
         cands = self._candidates(render("reproduce"), "reproduce-test", "python", self.cfg.candidates,
-                                 self._try_repro, enough=self.cfg.reproductions)
+                                 self._try_repro, enough=self.cfg.reproductions, least=256)
         good = [c for c in cands if c.accepted and not c.duplicate]
         if not good:
             raise Unresolved("no failing test, and no reproduction the model wrote failed by an assertion")
@@ -246,10 +246,11 @@ class Agent:
 
     # ------------------------------------------------------------------ candidates from one snapshot
     def _candidates(self, request: str | None, subtask: str, language: str | None, k: int, evaluate,
-                    heads: list[str] = (), enough: int = 1) -> list[Candidate]:
+                    heads: list[str] = (), enough: int = 1, least: int = 0) -> list[Candidate]:
         """Up to ``k`` replies to ``request`` from one snapshot: greedy first, then sampled, and last one greedy reply
         per entry of ``heads`` started with that definition's first line (a small model tends to rewrite the first
-        definition it was shown). Each is evaluated; ``enough`` distinct replies the tests accept end the loop."""
+        definition it was shown). Each is evaluated; ``enough`` distinct replies the tests accept end the loop. A reply
+        gets at least ``least`` tokens (a reproduction test needs room for a few cases however short the code is)."""
         heads = list(heads)[:max(k - 1, 0)]
         plan = [(None, False)] + [(None, True)] * (k - 1 - len(heads)) + [(h, False) for h in heads]
         if request is not None:
@@ -267,7 +268,7 @@ class Agent:
             head, sampled = plan[i]
             wasted = sum(c.wasted for c in out)  # replies that repeated one or copied the code: sample wider
             temperature = min(1.5, self.cfg.candidate_temperature + self.cfg.temperature_step * wasted) if sampled else 0.0
-            self._turn(cand, subtask, language, temperature, evaluate, head)
+            self._turn(cand, subtask, language, temperature, evaluate, head, self._reply_budget(least))
             out.append(cand)
             self.seen.append(cand)
             if sum(c.accepted and not c.duplicate for c in out) >= enough:
@@ -275,7 +276,7 @@ class Agent:
         return out
 
     def _turn(self, cand: Candidate, subtask: str, language: str | None, temperature: float, evaluate,
-              head: str | None = None) -> bool:
+              head: str | None, max_tokens: int) -> bool:
         """Query -> parse -> execute -> observe, for one candidate; whether the tests accept it."""
         self._check_limits()
         rec = self._record(subtask)
@@ -283,7 +284,7 @@ class Agent:
         primer = self.format.primer(language) + (head + "\n" if head else "")
         self.ui.generating(f"candidate {cand.n}")
         seed = None if self.cfg.seed is None else self.cfg.seed + cand.n
-        gen, cand.message = query(self.engine, self.transcript, self.state, info, self._reply_budget(subtask),
+        gen, cand.message = query(self.engine, self.transcript, self.state, info, max_tokens,
                                   stop=self.format.stop(), temperature=temperature, top_p=self.cfg.top_p, seed=seed,
                                   on_token=self.ui.token, primer=primer)
         cand.snapshot = self.engine.snapshot()
@@ -332,11 +333,11 @@ class Agent:
         self.files.put(cand)
 
     # ------------------------------------------------------------------ bookkeeping
-    def _reply_budget(self, subtask: str) -> int:
-        """Room for the longest shown definition rewritten with some growth (about 3 characters a token); a
-        reproduction test gets room for a few cases however short the code is."""
+    def _reply_budget(self, least: int) -> int:
+        """Room for the longest shown definition rewritten with some growth (about 3 characters a token), at
+        least ``least``, within the run's limits."""
         longest = max((len(d.code) for d in self.loc.shown), default=600) if self.loc else 600
-        want = max(int(longest / 3 * 1.4) + 48, 256 if subtask == "reproduce-test" else 0)
+        want = max(int(longest / 3 * 1.4) + 48, least)
         return max(64, min(self.cfg.max_reply_tokens, self.cfg.max_gen_tokens - self.state.gen_tokens, want))
 
     def _check_limits(self) -> None:
@@ -366,70 +367,21 @@ class Agent:
         self._save()
         self.ui.kv(stats)
 
-    def _why_unresolved(self) -> str:
-        if self.best is None or self.best.verdict is None:
-            return f"no candidate applied ({self.tried} tried)"
-        return f"no candidate resolved the issue ({self.tried} tried); best: {self.best.verdict.describe()}"
-
     def _finish(self, end: Terminate) -> ResultRecord:
         self.state.phase = "verify"
         self.ui.phase("verify", 0, 0, str(end))
-        resolved = isinstance(end, Resolved)
-        if not resolved and not isinstance(end, Interrupted):  # keep the best repair's patch, nothing else
-            if self.best is not None:
-                self.files.put(self.best)
-            else:
-                self.files.reset()
-        after = phases.run_suite(self.ctx) if self.before is not None and not isinstance(end, Interrupted) else None
-        verdict = phases.judge(self.before, after, self.targets, self.groups) if after is not None else None
-        if resolved and verdict is not None and verdict.disputed:
-            end, after, verdict = self._drop_disputed(end, verdict)
-        if resolved and (verdict is None or not verdict.resolved):  # the final run must agree
-            end, resolved = Unresolved(f"the final test run disagrees: {verdict.describe() if verdict else 'no run'}"), False
-        if resolved:
+        out = verify.settle(end, self.ctx, self.files, self.best, self.before, self.targets, self.groups)
+        if out.resolved:
             self._event("debug_close", "reproduce")
-        if self.loc is not None and not isinstance(end, EngineFailure):
+        if self.loc is not None and not isinstance(out.end, EngineFailure):
             self._event("commit", "localize")  # the repairs are over: the shown code may fold
-        try:
-            patch = self.workspace.diff() if self.workspace is not None else ""
-        except CodeagentError as exc:  # git failing on a wrecked work tree: the run still ends with a result
-            patch = self.traj.patch
-            self.ui.note(f"cannot compute the final patch ({exc}); keeping the last one")
-        self.traj.patch = patch
+        self.traj.patch = verify.final_patch(self.workspace, self.traj.patch, self.ui.note)
         patch_path = self.traj_path.parent / "patch.diff"
-        patch_path.write_text(patch)
-        stats = self.engine.stats()
-        peak = max([stats.peak_slots] + [s.kv.get("peak_slots", 0) for s in self.traj.steps])
-        most = max([stats.physical_slots] + [s.kv.get("physical_slots", 0) for s in self.traj.steps])
-        self.traj.result = ResultRecord(
-            status=end.status, reason=str(end), summary=self._summary(end, verdict),
-            tests_passed=None if after is None else after.ok, files_changed=patch.count("diff --git "),
-            patch_path=str(patch_path), kv=stats.as_dict(), max_physical_slots=most, budget_slots=stats.budget_slots,
-            within_budget=stats.budget_slots is None or most <= stats.budget_slots, kv_peak=peak,
-            tests_before=self.before.outcomes if self.before else {}, tests_after=after.outcomes if after else {},
-            fail_to_pass=verdict.fixed if verdict else [], broken=verdict.broken if verdict else [],
-            candidates=self.tried, prefill_saved_tokens=self.prefill_saved, gen_tokens=self.state.gen_tokens)
+        patch_path.write_text(self.traj.patch)
+        self.traj.result = verify.record(out, self.traj, self.engine.stats(), self.before, self.best, str(patch_path),
+                                         candidates=self.tried, prefill_saved=self.prefill_saved)
         self._save()
         return self.traj.result
-
-    def _drop_disputed(self, end: Terminate, verdict: phases.Verdict
-                       ) -> tuple[Terminate, TestReport | None, phases.Verdict]:
-        """The reproductions the accepted repair disagrees with leave the patch (the reason says which); the tests
-        run once more."""
-        gone = sorted({t.split("::")[0] for t in verdict.disputed})
-        for path in gone:
-            self.files.write(path, None)
-        self.groups = [g for g in self.groups if not g & set(verdict.disputed)]
-        self.targets -= set(verdict.disputed)
-        after = phases.run_suite(self.ctx)
-        end = Resolved(f"{end}; dropped the reproduction(s) it disagrees with: {', '.join(gone)}")
-        return end, after, phases.judge(self.before, after, self.targets, self.groups)
-
-    def _summary(self, end: Terminate, verdict: phases.Verdict | None) -> str:
-        if verdict is None:
-            return str(end)
-        changed = ", ".join(self.best.files) if self.best is not None and self.best.files else "nothing"
-        return f"changed {changed}; {verdict.describe()}"
 
     def _save(self) -> None:
         self.state.elapsed_s = round(time.monotonic() - self._t0, 3)
