@@ -132,3 +132,6 @@ class KVConfig(BaseModel):
     """Structural weight of each segment kind, multiplied with the block weight."""
     pin_signatures: bool = True
     """Lifecycle policies pin function/class headers, decorators and imports."""
+    pin_named: bool = True
+    """The headers of definitions the issue names (in backticks, called, or spelled like code) are kept like
+    the caller's protected spans: pinned, and never released or merged past the pinned cap."""

@@ -22,6 +22,7 @@ from codeagent.kvcache import attention
 from codeagent.kvcache.chat import ChatFormat
 from codeagent.kvcache.config import KVConfig, ModelConfig
 from codeagent.kvcache.models import LoadedModel
+from codeagent.kvcache.named import issue_names, naming_mask
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
@@ -268,7 +269,7 @@ class Engine:
         info = info or SpanInfo()
         ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
-        return self.append_tokens(ids, tags, info, compress=compress, protect=info.protected(offsets))
+        return self.append_tokens(ids, tags, info, compress=compress, protect=self._protect(text, offsets, tags, info))
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -280,6 +281,19 @@ class Engine:
         tail, _ = self._encode(piece.text[piece.end:])
         return MessageTokens(head, body, offsets, tail)
 
+    def _protect(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo
+                 ) -> list[bool] | None:
+        """Per token: protected by the caller's ranges or as the header of a definition the issue names (None:
+        all or none, as ``info.pinned`` says). An issue span adds the names it mentions."""
+        mask = info.protected(offsets)
+        if info.kind == SegmentKind.ISSUE:
+            self.state.named |= issue_names(text)
+            return mask
+        named = naming_mask(text, offsets, tags, self.state.named) if self.manager.cfg.pin_named else None
+        if named is None:
+            return mask
+        return [a or b for a, b in zip(mask or [info.pinned] * len(offsets), named)]
+
     def append_message(self, role: str, content: str, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Render one chat message with the template and prefill it; scaffolding is tagged TEMPLATE."""
         info = info or SpanInfo()
@@ -289,7 +303,7 @@ class Engine:
         ids = msg.ids
         tags = [NO_TAG] * len(head) + body_tags + [NO_TAG] * len(tail)
         kinds = [SegmentKind.TEMPLATE] * len(head) + [info.kind] * len(body) + [SegmentKind.TEMPLATE] * len(tail)
-        body_mask = info.protected(msg.offsets)  # per token only when a part of the content is protected
+        body_mask = self._protect(content, msg.offsets, body_tags, info)  # per token when only a part is protected
         protect = None if body_mask is None else [False] * len(head) + body_mask + [False] * len(tail)
         return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, protect=protect)
 

@@ -49,6 +49,8 @@ class CacheState:
     peak_slots: int = 0
     book: LifecycleBook = field(default_factory=LifecycleBook)
     counters: KVCounters = field(default_factory=KVCounters)
+    named: set[str] = field(default_factory=set)
+    """Identifiers the issue spans name: headers defining one of them are protected (``kv.pin_named``)."""
 
     def subtask_index(self, name: str | None) -> int:
         """Stable small integer for a subtask name (-1 for none)."""

@@ -752,28 +752,49 @@ def _indent(line: str) -> int:
 
 
 _PY_CODE_LINE = re.compile(r"\s*(?:(?:async\s+)?def\s|class\s|@|if\s|for\s|while\s|with\s|try:|return\b|\w+\s*=)")
+_PY_CLAUSE = re.compile(r"\s*(?:(elif\b|else\s*:)|(except\b|finally\s*:))")
+"""A clause continuing a compound statement: its header must reopen as ``if`` (group 1) or ``try`` (group 2)."""
 
 
 def _python_reopen(text: str) -> str:
     """Headers that reopen the scopes of a Python view starting mid-block ("" when it starts at 0).
 
     The scopes are the first line's indent and the indents of the statements that follow it up to
-    the first line at column 0; a level holding definitions reopens as a class, others as a def.
+    the first line at column 0; a level holding definitions reopens as a class, others as a def. A
+    level where an ``elif``/``else`` (``except``/``finally``) continues a statement the view starts
+    inside reopens that statement as ``if _:`` (``try:``) one level in; a view starting on such a
+    clause gets a stub statement for it to continue.
     """
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines or _indent(lines[0]) == 0:
         return ""
-    first = _indent(lines[0])
-    levels: dict[int, bool] = {first: False}  # indent -> holds definitions
+    top = _indent(lines[0])  # the lowest indent seen so far: deeper lines belong to scopes already open
+    levels: dict[int, str] = {top: "def"}  # body indent -> what its header reopens as
+    clauses: dict[int, str] = {}  # indent -> the compound statement a clause there continues
     for ln in lines:
         ind = _indent(ln)
         if ind == 0:
             break
-        if ind <= first and _PY_CODE_LINE.match(ln):
-            levels[ind] = levels.get(ind, False) or bool(re.match(r"\s*(?:async\s+def|def|class)\s|\s*@", ln))
+        clause = _PY_CLAUSE.match(ln)
+        if ind <= top and clause:
+            clauses.setdefault(ind, "if _:" if clause.group(1) else "try:")
+        elif ind <= top and _PY_CODE_LINE.match(ln):
+            if re.match(r"\s*(?:async\s+def|def|class)\s|\s*@", ln):
+                levels[ind] = "class"
+        else:
+            continue
+        levels.setdefault(ind, "def")
+        top = min(top, ind)
     bodies = sorted(levels)
-    heads = [0] + bodies[:-1]
-    return "".join(" " * h + ("class _:" if levels[b] else "def _():") + "\n" for h, b in zip(heads, bodies))
+    out = []
+    for head, body in zip([0] + bodies[:-1], bodies):
+        opener = clauses.get(head) or ("class _:" if levels[body] == "class" else "def _():")
+        out.append(" " * head + opener + "\n")
+    first = _PY_CLAUSE.match(lines[0])
+    if first:  # the view starts on the clause itself: a stub statement for it to continue
+        ind = _indent(lines[0])
+        out.append(" " * ind + ("if _:" if first.group(1) else "try:") + "\n" + " " * (ind + 4) + "pass\n")
+    return "".join(out)
 
 
 def _python_wraps(text: str) -> list[tuple[str, str]]:

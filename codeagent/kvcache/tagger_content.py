@@ -36,6 +36,8 @@ _STRONG = re.compile(
 _WEAK = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--\s)|[;{}(\[,:]\s*$|^\s+\S")
 _PROSE = re.compile(r"^[ \t]*(?:[-*>] |\d+[.)] )?[A-Za-z][a-z']*(?:,?\s+[`'\"(]?[\w'`\-]+[`'\")]?[,:;]?){3,}[.!?:]?\s*$")
 _CODE_CHARS = re.compile(r"[=(){}\[\];<>]|\w\.\w|\b\w+_\w+\b")
+_CLAUSE = re.compile(r"^[ \t]*(?:(?:if|elif|while|for|with|except)\b[^.!?]*|else|try|finally):\s*$")
+"""A Python clause header (``if maxsize is None:``): code even when its words read like a sentence."""
 _LOG_LINE = re.compile(
     r"""^(?:
         \s*Traceback\ \(most\ recent\ call\ last\) | \s+File\ "[^"]+",\ line\ \d+ | E\s{2,}\S | _{5,}\ \S | ={5,}
@@ -53,6 +55,8 @@ def line_label(line: str) -> int:
         return BLANK
     if _LOG_LINE.match(line):
         return LOG
+    if _CLAUSE.match(line) or (line[:1] in " \t" and _STRONG.match(line)):
+        return CODE  # an indented statement or a clause header, however plain its words
     if _PROSE.match(line) and not _CODE_CHARS.search(line):
         return PROSE
     if _STRONG.match(line):

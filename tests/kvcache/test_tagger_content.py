@@ -295,3 +295,23 @@ def test_test_logs_recognised_by_content(tagger, runner):
 def test_code_is_not_a_test_log():
     assert not looks_like_test_log(CODE)
     assert not looks_like_test_log("total 4\n-rw-r--r-- 1 root root 10 a.py\n")
+
+
+@pytest.mark.parametrize("source", ["textwrap", "argparse"])
+def test_views_from_any_line_keep_every_signature(tagger, source):
+    """A 30-line numbered view of a real module starting at any line inside a function (plain clause headers
+    such as ``if x is None:``, ``elif``/``else``/``except`` continuing a statement the view starts inside):
+    every complete ``def`` header in it is still a signature."""
+    import importlib
+
+    lines = Path(importlib.import_module(source).__file__).read_text().splitlines(keepends=True)
+    starts = [i for i, ln in enumerate(lines) if re.match(r" {4,}(?:if|elif|else|except|return|for)\b", ln)]
+    assert len(starts) > 40
+    for start in starts[:: max(1, len(starts) // 60)]:
+        piece = lines[start:start + 30]
+        numbered = "".join(f"{start + k + 1:>6}\t{ln}" for k, ln in enumerate(piece))
+        for view in (numbered, "".join(piece)):  # cat -n, raw
+            ivs = tagger.intervals(view, SpanInfo(kind=K.TOOL_OUTPUT))
+            for m in re.finditer(r"^(?: *\d+\t)? *def (\w+)\(.*\):\n", view, re.M):  # one-line headers
+                tag = tag_at(ivs, m.start(1))
+                assert tag.block_type == B.FUNCTION_SIGNATURE, (source, start + 1, m.group(1), tag)

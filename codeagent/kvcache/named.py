@@ -1,0 +1,54 @@
+"""Definitions the issue names: the identifiers an issue mentions, and the header tokens of a span that
+define one of them (kept pinned past the pinned cap: the code a task is about outlives the rest)."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from codeagent.kvcache.tags import BlockType, TokenTag
+
+_TICKED = re.compile(r"`([^`\n]{1,80})`")
+_FILE = re.compile(r"[/\\]|\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|rb|md|txt|json|toml|ya?ml|cfg|ini)$")
+_CODELIKE = re.compile(r"\b([A-Za-z_]\w*)\s*\(|\b(\w*_\w+|[a-z]+[A-Z]\w*)\b")
+_DEFINES = re.compile(r"(?:\b(?:def|class|function|func|fn|struct|interface|type|enum|trait)\s+(?:\([^)]*\)\s*)?"
+                      r"|\b)([A-Za-z_]\w*)\s*[(<:{=]")
+HEADERS = (BlockType.FUNCTION_SIGNATURE, BlockType.CLASS_DECLARATION)
+
+
+def issue_names(text: str) -> set[str]:
+    """Identifiers an issue names: in backticks (``pkg.mod.func`` gives ``func``; file paths are not names),
+    called (``name(``), or spelled like code (``snake_case``, ``camelCase``)."""
+    names: set[str] = set()
+    for m in _TICKED.finditer(text):
+        tick = m.group(1).strip().rstrip("()")
+        if not _FILE.search(tick) and re.fullmatch(r"[A-Za-z_][\w.]*", tick):
+            names.add(tick.rsplit(".", 1)[-1])
+    for m in _CODELIKE.finditer(text):
+        names.add(m.group(1) or m.group(2))
+    return {n for n in names if len(n) > 1}
+
+
+def defined_name(header: str) -> str | None:
+    """The name a definition header defines (``def create(cls, ...)`` -> ``create``), None when unclear."""
+    m = _DEFINES.search(header)
+    return m.group(1) if m else None
+
+
+def naming_mask(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[TokenTag],
+                names: set[str]) -> list[bool] | None:
+    """Per token: whether it belongs to the header of a definition of one of ``names`` (None: no such token)."""
+    if not names:
+        return None
+    spans: dict[int, list[int]] = {}
+    for i, tag in enumerate(tags):
+        if tag.block_type in HEADERS and tag.block_id >= 0:
+            spans.setdefault(tag.block_id, []).append(i)
+    hits = [i for idx in spans.values()
+            if defined_name(text[offsets[idx[0]][0]:offsets[idx[-1]][1]]) in names for i in idx]
+    if not hits:
+        return None
+    mask = [False] * len(tags)
+    for i in hits:
+        mask[i] = True
+    return mask

@@ -1,0 +1,60 @@
+"""Definitions the issue names: found in the issue's text, kept past the pinned cap."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from codeagent.kvcache.named import defined_name, issue_names
+from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, State
+
+
+def test_issue_names_are_code_not_words_or_files():
+    text = ("Callers of `create` in `gitdb/pack.py` need a variant; `pkg.mod.mru_cache()` and safe_repr fail, "
+            "getDOMImplementation(name) too. The `README.md` says to create a file.")
+    assert issue_names(text) == {"create", "mru_cache", "safe_repr", "getDOMImplementation"}
+
+
+def test_defined_name_in_several_languages():
+    cases = {"def create(cls, object_iter, base_dir": "create", "    async def go(x):": "go",
+             "class Foo(Bar):": "Foo", "class Foo:": "Foo", "function formatPrice(value, c) {": "formatPrice",
+             "func (s *Store) Get(key string) int {": "Get", "pub fn get(&self, key: &str)": "get",
+             "public int lookup(String key) {": "lookup", "@classmethod\n    def create(cls": "create"}
+    for header, name in cases.items():
+        assert defined_name(header) == name, header
+
+
+def _session(eng, issue: str, view: str) -> None:
+    eng.append_message("system", "You are a coding agent.", SpanInfo(kind=SegmentKind.SYSTEM))
+    eng.append_message("user", issue, SpanInfo(kind=SegmentKind.ISSUE))
+    eng.append_message("user", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+
+
+def _pinned_text(eng) -> str:
+    t = eng.table
+    return eng.tok.decode(t["token"][t["state"] == int(State.PINNED)].tolist())
+
+
+def test_the_named_definition_outlives_the_pinned_cap(make_engine):
+    """Past the pinned cap whole pinned lines are released, lowest score first; the header of the definition the
+    issue names is never among them, whichever definition it is, and without the knob it can be."""
+    source = Path(textwrap.__file__).read_text()
+    view = source[source.index("    def _munge_whitespace("):source.index("    def _handle_long_word(") + 400]
+    names = ["_munge_whitespace", "_handle_long_word"]
+    assert all(f"def {n}(" in view for n in names)
+    lost = 0
+    for name in names:
+        for on in (True, False):
+            eng = make_engine(policy="default", min_tokens=0, pinned_cap=0.25, pin_named=on, sink_tokens=2,
+                              recent_tokens=8)
+            _session(eng, f"`{name}` returns the wrong thing for tabs.", view)
+            pinned = int((eng.table["state"] == int(State.PINNED)).sum())
+            eng.manager.enforce(eng.state, budget=pinned)  # the cap (a quarter of it) must release most pins
+            assert eng.state.counters.pinned_overflow > 0
+            kept = f"def {name}(" in _pinned_text(eng)
+            if on:
+                assert kept, name
+                assert eng.state.named >= {name}
+            else:
+                lost += not kept
+    assert lost > 0  # the cap does release named definitions when nothing protects them
