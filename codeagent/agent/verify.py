@@ -43,8 +43,11 @@ def settle(end: Terminate, ctx: ToolContext, files: Files, best: Candidate | Non
            targets: set[str], groups: list[set[str]]) -> Outcome:
     """Put the files the ending calls for in place (the accepted repair stays; otherwise the best candidate's,
     or the base files) and run the tests once more to decide the outcome."""
-    if not isinstance(end, (Resolved, Interrupted)):
-        files.put(best) if best is not None else files.reset()
+    if not isinstance(end, (Resolved, Interrupted)):  # keep the best repair's patch, nothing else
+        if best is not None:
+            files.put(best)
+        else:
+            files.reset()
     if before is None or isinstance(end, Interrupted):
         return Outcome(end)
     after = phases.run_suite(ctx)
