@@ -44,11 +44,9 @@ def naming_mask(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[To
     for i, tag in enumerate(tags):
         if tag.block_type in HEADERS and tag.block_id >= 0:
             spans.setdefault(tag.block_id, []).append(i)
-    hits = [i for idx in spans.values()
-            if defined_name(text[offsets[idx[0]][0]:offsets[idx[-1]][1]]) in names for i in idx]
-    if not hits:
-        return None
     mask = [False] * len(tags)
-    for i in hits:
-        mask[i] = True
-    return mask
+    for idx in spans.values():
+        if defined_name(text[offsets[idx[0]][0]:offsets[idx[-1]][1]]) in names:
+            for i in idx:
+                mask[i] = True
+    return mask if any(mask) else None
