@@ -39,7 +39,7 @@ class ModelConfig(BaseModel):
 def default_block_weights() -> dict[str, float]:
     """Structural weight of each block type (names of BlockType, lower case)."""
     return {
-        "function_signature": 1.0, "class_declaration": 1.0, "decorator": 0.8, "import": 0.8,
+        "function_signature": 1.0, "class_declaration": 1.0, "decorator": 0.8, "import": 0.8, "global": 0.8,
         "error": 0.9, "docstring": 0.5, "control_flow": 0.45, "statement": 0.35, "function_body": 0.35,
         "none": 0.3, "text": 0.3, "tool_call": 0.4, "comment": 0.15, "log": 0.1,
     }
@@ -110,7 +110,8 @@ class KVConfig(BaseModel):
     once the budget needs the room, oldest committed subtask first (pressure: keeps quality the
     budget did not need to give up)."""
     pinned_cap: float = Field(0.75, gt=0.0, le=1.0)
-    """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
+    """Pinned slots may use at most this share of the budget left after the sinks and the recent window; past it
+    ``pinned_overflow`` applies (at a small budget the slots chosen by score keep a share)."""
     pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
     """Past the pinned cap: unpin the lowest-scoring pinned lines so they compete with the rest like any other
     slot (release_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way the issue and
@@ -131,7 +132,7 @@ class KVConfig(BaseModel):
     kind_weights: dict[str, float] = Field(default_factory=default_kind_weights)
     """Structural weight of each segment kind, multiplied with the block weight."""
     pin_signatures: bool = True
-    """Lifecycle policies pin function/class headers, decorators and imports."""
+    """Lifecycle policies pin function/class headers, decorators, imports and module-level constants."""
     pin_named: bool = True
     """The headers of definitions the issue names (in backticks, called, or spelled like code) are kept like
     the caller's protected spans: pinned, and never released or merged past the pinned cap."""

@@ -8,7 +8,8 @@ from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
 
-PINNABLE_BLOCKS = (BlockType.FUNCTION_SIGNATURE, BlockType.CLASS_DECLARATION, BlockType.DECORATOR, BlockType.IMPORT)
+PINNABLE_BLOCKS = (BlockType.FUNCTION_SIGNATURE, BlockType.CLASS_DECLARATION, BlockType.DECORATOR, BlockType.IMPORT,
+                   BlockType.GLOBAL)
 
 
 def is_error(table: SlotTable) -> torch.Tensor:

@@ -13,7 +13,7 @@ _FILE = re.compile(r"[/\\]|\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|r
 _CODELIKE = re.compile(r"\b([A-Za-z_]\w*)\s*\(|\b(\w*_\w+|[a-z]+[A-Z]\w*)\b")
 _DEFINES = re.compile(r"(?:\b(?:def|class|function|func|fn|struct|interface|type|enum|trait)\s+(?:\([^)]*\)\s*)?"
                       r"|\b)([A-Za-z_]\w*)\s*[(<:{=]")
-HEADERS = (BlockType.FUNCTION_SIGNATURE, BlockType.CLASS_DECLARATION)
+HEADERS = (BlockType.FUNCTION_SIGNATURE, BlockType.CLASS_DECLARATION, BlockType.GLOBAL)
 
 
 def issue_names(text: str) -> set[str]:

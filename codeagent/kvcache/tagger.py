@@ -252,6 +252,9 @@ _H_COMMENT = re.compile(r"\s*(?:#(?!\s*include\b|\[|!\[)|//|/\*|\*|--\s|;|<!--|%
 _H_DECORATOR = re.compile(r"\s*(?:@\w|#!?\[)")
 _H_FLOW = re.compile(r"\s*(?:\}\s*)?(?:if|elif|elsif|else|for|foreach|while|do|switch|case|default|match|"
                      r"try|catch|except|finally|with|loop|select|unless|until|when)\b")
+# a top-level name binding: `LIMIT = 20`, `NAME: int = 3`, `const x = 1`, `static X: u8 = 1`, Go `var x = 1`
+_H_BINDING = re.compile(r"(?:(?:export\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?[A-Za-z_][\w.]*"
+                        r"\s*(?::[^=]*)?=(?!=)")
 _H_CLOSER = re.compile(r"\s*(?:[}\])]|end\b|fi\b|done\b|esac\b)")
 
 
@@ -335,6 +338,8 @@ def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
             btype = BlockType.CONTROL_FLOW
         elif stack:
             btype = BlockType.STATEMENT if stack[-1].is_class else BlockType.FUNCTION_BODY
+        elif ind == 0 and statement_parens <= 0 and _H_BINDING.match(line):
+            btype = BlockType.GLOBAL
         else:
             btype = BlockType.STATEMENT
         if stack:
@@ -527,6 +532,26 @@ class _CodeRegions:
             self.boundary_first(head)
             self.boundary_last(tail)
             self.root_block_ids.add(tail.id)
+            self.binding(tail)
+
+    def binding(self, node: Any) -> None:
+        """A module-level name binding (``LIMIT = 20``, ``const re = /x/``, Go ``var``/``const``): its first line is
+        GLOBAL, part of the module's interface like a signature. Bindings of a function value are functions."""
+        inner = node
+        if node.type in self.rules.wrappers and node.named_child_count:  # export const X = ...
+            inner = node.named_children[-1]
+        if inner.type not in self.rules.bindings:
+            return
+        if inner.type == "expression_statement":  # Python: only an assignment binds
+            first = inner.named_children[0] if inner.named_child_count else None
+            if first is None or first.type != "assignment":
+                return
+        for decl in inner.named_children:
+            value = decl.child_by_field_name("value")
+            if value is not None and value.type in self.rules.function_values:
+                return
+        eol = self.src.find(b"\n", node.start_byte, node.end_byte)
+        self.add(node.start_byte, node.end_byte if eol < 0 else eol, P_TYPE, BlockType.GLOBAL)
 
     def attaches(self, node: Any, nxt: Any) -> bool:
         """Whether a top-level comment/attribute belongs to the item right below it."""

@@ -24,6 +24,7 @@ class LangRules:
     function_values: frozenset[str] = frozenset()  # anonymous function node types
     decorators: frozenset[str] = frozenset()
     imports: frozenset[str] = frozenset()
+    bindings: frozenset[str] = frozenset()  # top-level nodes binding a name (constants, globals); the first line
     comments: frozenset[str] = frozenset()
     flow: frozenset[str] = frozenset()  # control-flow nodes: header, then a deeper body
     body_fields: tuple[str, ...] = ("body", "consequence", "alternative")
@@ -85,6 +86,7 @@ PYTHON = LangRules(
     wrappers=frozenset({"decorated_definition"}),
     decorators=frozenset({"decorator"}),
     imports=frozenset({"import_statement", "import_from_statement", "future_import_statement"}),
+    bindings=frozenset({"expression_statement"}),  # when it holds an assignment
     comments=frozenset({"comment"}),
     flow=frozenset({
         "if_statement", "elif_clause", "else_clause", "for_statement", "while_statement",
@@ -122,6 +124,7 @@ JAVASCRIPT = LangRules(
     function_values=_JS_FUNCTION_VALUES,
     decorators=frozenset({"decorator"}),
     imports=frozenset({"import_statement"}),
+    bindings=frozenset({"lexical_declaration", "variable_declaration"}),
     comments=frozenset({"comment"}),
     flow=_JS_FLOW,
     block_types=frozenset({"statement_block", "class_body", "switch_body"}),
@@ -145,6 +148,7 @@ TYPESCRIPT = LangRules(
     function_values=_JS_FUNCTION_VALUES,
     decorators=frozenset({"decorator"}),
     imports=frozenset({"import_statement", "import_alias"}),
+    bindings=frozenset({"lexical_declaration", "variable_declaration"}),
     comments=frozenset({"comment"}),
     flow=_JS_FLOW,
     block_types=frozenset({"statement_block", "class_body", "switch_body", "interface_body", "enum_body"}),
@@ -182,6 +186,7 @@ GO = LangRules(
     classes={"type_declaration": ""},
     function_values=frozenset({"func_literal"}),
     imports=frozenset({"import_declaration", "package_clause"}),
+    bindings=frozenset({"const_declaration", "var_declaration"}),
     comments=frozenset({"comment"}),
     flow=frozenset({
         "if_statement", "for_statement", "expression_switch_statement", "type_switch_statement",
@@ -202,6 +207,7 @@ RUST = LangRules(
     function_values=frozenset({"closure_expression"}),
     decorators=frozenset({"attribute_item"}),
     imports=frozenset({"use_declaration", "extern_crate_declaration"}),
+    bindings=frozenset({"const_item", "static_item"}),
     comments=frozenset({"line_comment", "block_comment"}),
     flow=frozenset({
         "if_expression", "else_clause", "for_expression", "while_expression", "loop_expression",

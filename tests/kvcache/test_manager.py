@@ -141,6 +141,20 @@ def test_budget_pins_and_consistency_hold_over_random_sessions(tiny, policy, mod
             assert int(pinned_sig) > 0
 
 
+def test_module_constants_are_pinned_with_the_signatures(make_engine):
+    """A module-level constant is part of the file's interface: its line is pinned and outlives a compression
+    that drops the function bodies around it; a local assignment in a body is not pinned."""
+    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8)
+    body = "".join(f"    total += {i} * step\n" for i in range(40))
+    view = f"import os\n\nRETRY_LIMIT = 20\n\ndef spin(step):\n    total = 0\n{body}    return total\n\nx = 1\n"
+    eng.append_message("user", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    pinned = eng.tok.decode(eng.table["token"][eng.table["state"] == int(State.PINNED)].tolist())
+    assert "RETRY_LIMIT = 20" in pinned and "def spin(step):" in pinned and "total = 0" not in pinned
+    eng.manager.enforce(eng.state, budget=len(eng.table) // 3)
+    kept = eng.tok.decode(eng.table["token"].tolist())
+    assert "RETRY_LIMIT = 20" in kept and "total += 5 * step" not in kept
+
+
 def test_pinned_slots_survive_compression(make_engine, code_ids):
     eng = make_engine(policy="default", min_tokens=0)
     eng.append_tokens(code_ids[:400])
@@ -282,6 +296,21 @@ def test_pinned_cap_can_release_the_lowest_scoring(make_engine, code_ids):
     lines = [eng.tok.decode(eng.table["token"][still].tolist())]
     assert lines[0] == "" or lines[0].endswith("\n") or bool(still[-1])
     assert any(e["why"] == "pinned-cap" and e.get("released") for e in eng.state.counters.events)
+
+
+def test_pinned_cap_leaves_the_scored_slots_a_share(make_engine, code_ids):
+    """The cap is a share of the budget left after the sinks and the recent window: at a small budget, pins and
+    edges do not fill the cache between them."""
+    eng = make_engine(policy="default", min_tokens=0, pinned_cap=0.5, sink_tokens=4, recent_tokens=32,
+                      pinned_overflow="release_lowest")
+    eng.append_tokens(code_ids[:300])
+    eng.table.cols["state"][:200] = int(State.PINNED)
+    eng.manager.enforce(eng.state, budget=100)
+    t = eng.table
+    pinned = int((t["state"] == int(State.PINNED)).sum())
+    assert len(t) <= 100 and pinned <= (100 - 32) // 2  # 50 if the cap were a share of the whole budget
+    scored = (t["state"] != int(State.PINNED)) & (t["pos"] < 300 - 32)
+    assert int(scored.sum()) >= 100 - 32 - pinned - 4
 
 
 def test_observation_window_share_changes_the_semantic_term(make_engine, code_ids):

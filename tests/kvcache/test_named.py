@@ -58,3 +58,16 @@ def test_the_named_definition_outlives_the_pinned_cap(make_engine):
             else:
                 lost += not kept
     assert lost > 0  # the cap does release named definitions when nothing protects them
+
+
+def test_a_named_module_constant_is_protected(make_engine):
+    """A constant the issue names is a definition like a function: its line is protected, past the pinned cap."""
+    consts = "".join(f"LIMIT_{i} = {i}\n" for i in range(30))
+    for on in (True, False):
+        eng = make_engine(policy="default", min_tokens=0, pinned_cap=0.1, pin_named=on, sink_tokens=2, recent_tokens=8)
+        _session(eng, "`LIMIT_3` should be 4.", "import os\n" + consts + "\ndef f():\n    return LIMIT_3\n")
+        protected = eng.tok.decode(eng.table["token"][eng.table["protect"]].tolist())
+        assert ("LIMIT_3 = 3" in protected) is on and "LIMIT_4 = 4" not in protected
+        eng.manager.enforce(eng.state, budget=int((eng.table["state"] == int(State.PINNED)).sum()))
+        if on:
+            assert "LIMIT_3 = 3" in _pinned_text(eng)

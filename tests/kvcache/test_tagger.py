@@ -583,7 +583,7 @@ def test_unknown_language_uses_heuristic(tagger: StructureTagger) -> None:
     body = tag_of(RUBY, ivs, "raise")
     assert body.block_type == B.FUNCTION_BODY and body.depth == 3 and body.block_id == greet.block_id
     assert tag_of(RUBY, ivs, '"hi').block_id == greet.block_id
-    assert tag_of(RUBY, ivs, "g = ").block_type == B.STATEMENT
+    assert tag_of(RUBY, ivs, "g = ").block_type == B.GLOBAL  # a top-level binding
     assert tag_of(RUBY, ivs, "g = ").block_id != tag_of(RUBY, ivs, "class Greeter").block_id
     c_code = "#include <stdio.h>\nstatic int add(int a, int b) {\n    return a + b;\n}\n"
     ivs = tagger.intervals(c_code, info(SegmentKind.CODE, "c"))
@@ -592,6 +592,33 @@ def test_unknown_language_uses_heuristic(tagger: StructureTagger) -> None:
     assert tag_of(c_code, ivs, "return a").block_type == B.FUNCTION_BODY
     ivs = tagger.intervals(RUBY, info(SegmentKind.CODE))  # no language at all
     assert tag_of(RUBY, ivs, "def greet").block_type == B.FUNCTION_SIGNATURE
+
+
+MODULE_BINDINGS = {
+    "python": ("import re\nLIMIT = 20\nNAME: Final[str] = 'x'\nTABLE = {\n    'a': 1,\n}\nmain()\n"
+               "def f(x):\n    local = 1\n    return local\n",
+               ["LIMIT", "NAME: Final", "TABLE = {"], ["'a': 1", "main()", "local = 1"]),
+    "javascript": ("const LIMIT = 20;\nexport const NAME = 'x';\nlet count = 0;\nconst f = (a) => {\n  const inner = a;\n"
+                   "  return inner;\n};\nrun();\n", ["LIMIT", "NAME", "count"], ["const f", "inner = a", "run()"]),
+    "go": ("package main\n\nconst Limit = 20\n\nvar cache = map[string]int{}\n\nfunc f() int {\n  x := 1\n"
+           "  return x\n}\n", ["Limit", "cache"], ["x := 1", "func f"]),
+    "rust": ("const MAX: u32 = 5;\nstatic NAME: &str = \"x\";\nfn f() -> u32 {\n    let y = MAX;\n    y\n}\n",
+             ["MAX: u32", "NAME: &str"], ["let y", "fn f"]),
+    None: ("LIMIT = 20\ndef greet(name)\n  size = name.length\nend\n", ["LIMIT"], ["size ="]),
+}
+
+
+@pytest.mark.parametrize("language", list(MODULE_BINDINGS))
+def test_module_level_bindings_are_globals(tagger: StructureTagger, language: str | None) -> None:
+    """The first line of a module-level constant or global is GLOBAL (pinned like a signature); its continuation
+    lines, local variables, calls and functions bound to a name are not."""
+    text, globals_, others = MODULE_BINDINGS[language]
+    ivs = tagger.intervals(text, info(SegmentKind.FILE_VIEW, language or "ruby"))
+    check_cover(text, ivs)
+    for needle in globals_:
+        assert tag_of(text, ivs, needle).block_type == B.GLOBAL, needle
+    for needle in others:
+        assert tag_of(text, ivs, needle).block_type != B.GLOBAL, needle
 
 
 def test_mostly_broken_parse_falls_back(tagger: StructureTagger) -> None:
