@@ -253,8 +253,8 @@ _H_DECORATOR = re.compile(r"\s*(?:@\w|#!?\[)")
 _H_FLOW = re.compile(r"\s*(?:\}\s*)?(?:if|elif|elsif|else|for|foreach|while|do|switch|case|default|match|"
                      r"try|catch|except|finally|with|loop|select|unless|until|when)\b")
 # a top-level name binding: `LIMIT = 20`, `NAME: int = 3`, `const x = 1`, `static X: u8 = 1`, Go `var x = 1`
-_H_BINDING = re.compile(r"(?:(?:export\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?[A-Za-z_][\w.]*"
-                        r"\s*(?::[^=]*)?=(?!=)")
+_H_BINDING = re.compile(r"(?:(?:export\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?[A-Za-z_]\w*"
+                        r"(?:\s*,\s*[A-Za-z_]\w*)*\s*(?::[^=]*)?=(?!=)")
 _H_CLOSER = re.compile(r"\s*(?:[}\])]|end\b|fi\b|done\b|esac\b)")
 
 
@@ -542,9 +542,10 @@ class _CodeRegions:
             inner = node.named_children[-1]
         if inner.type not in self.rules.bindings:
             return
-        if inner.type == "expression_statement":  # Python: only an assignment binds
+        if inner.type == "expression_statement":  # Python: only an assignment to names binds (not `obj.attr = 1`)
             first = inner.named_children[0] if inner.named_child_count else None
-            if first is None or first.type != "assignment":
+            left = first.child_by_field_name("left") if first is not None and first.type == "assignment" else None
+            if left is None or left.type not in ("identifier", "pattern_list", "tuple_pattern"):
                 return
         for decl in inner.named_children:
             value = decl.child_by_field_name("value")

@@ -595,16 +595,17 @@ def test_unknown_language_uses_heuristic(tagger: StructureTagger) -> None:
 
 
 MODULE_BINDINGS = {
-    "python": ("import re\nLIMIT = 20\nNAME: Final[str] = 'x'\nTABLE = {\n    'a': 1,\n}\nmain()\n"
-               "def f(x):\n    local = 1\n    return local\n",
-               ["LIMIT", "NAME: Final", "TABLE = {"], ["'a': 1", "main()", "local = 1"]),
+    "python": ("import re\nLIMIT = 20\nNAME: Final[str] = 'x'\nTABLE = {\n    'a': 1,\n}\nmain()\nlo, hi = 1, 2\n"
+               "f.cache = {}\ndef f(x):\n    local = 1\n    return local\n",
+               ["LIMIT", "NAME: Final", "TABLE = {", "lo, hi"], ["'a': 1", "main()", "local = 1", "f.cache"]),
     "javascript": ("const LIMIT = 20;\nexport const NAME = 'x';\nlet count = 0;\nconst f = (a) => {\n  const inner = a;\n"
                    "  return inner;\n};\nrun();\n", ["LIMIT", "NAME", "count"], ["const f", "inner = a", "run()"]),
     "go": ("package main\n\nconst Limit = 20\n\nvar cache = map[string]int{}\n\nfunc f() int {\n  x := 1\n"
            "  return x\n}\n", ["Limit", "cache"], ["x := 1", "func f"]),
     "rust": ("const MAX: u32 = 5;\nstatic NAME: &str = \"x\";\nfn f() -> u32 {\n    let y = MAX;\n    y\n}\n",
              ["MAX: u32", "NAME: &str"], ["let y", "fn f"]),
-    None: ("LIMIT = 20\ndef greet(name)\n  size = name.length\nend\n", ["LIMIT"], ["size ="]),
+    None: ("LIMIT = 20\nGreeter.count = 0\ndef greet(name)\n  size = name.length\nend\n", ["LIMIT"],
+           ["size =", "Greeter.count"]),
 }
 
 
@@ -651,7 +652,8 @@ def test_non_ascii_offsets_are_chars(tagger: StructureTagger) -> None:
     check_cover(text, ivs)
     assert tag_of(text, ivs, "größe").block_type == B.FUNCTION_SIGNATURE
     assert tag_of(text, ivs, "return").block_type == B.FUNCTION_BODY
-    assert tag_of(text, ivs, "GREETING").block_type == B.STATEMENT
+    assert tag_of(text, ivs, "GREETING").block_type == B.GLOBAL  # a module constant, up to the end of its line
+    assert tag_of(text, ivs, "✓").block_type == B.GLOBAL
 
 
 def test_tag_offsets_rules(tokenizer, tagger: StructureTagger) -> None:
