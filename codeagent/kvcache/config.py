@@ -110,8 +110,7 @@ class KVConfig(BaseModel):
     once the budget needs the room, oldest committed subtask first (pressure: keeps quality the
     budget did not need to give up)."""
     pinned_cap: float = Field(0.75, gt=0.0, le=1.0)
-    """Pinned slots may use at most this share of the budget left after the sinks and the recent window; past it
-    ``pinned_overflow`` applies (at a small budget the slots chosen by score keep a share)."""
+    """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
     pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
     """Past the pinned cap: unpin the lowest-scoring pinned lines so they compete with the rest like any other
     slot (release_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way the issue and

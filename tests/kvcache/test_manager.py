@@ -298,21 +298,6 @@ def test_pinned_cap_can_release_the_lowest_scoring(make_engine, code_ids):
     assert any(e["why"] == "pinned-cap" and e.get("released") for e in eng.state.counters.events)
 
 
-def test_pinned_cap_leaves_the_scored_slots_a_share(make_engine, code_ids):
-    """The cap is a share of the budget left after the sinks and the recent window: at a small budget, pins and
-    edges do not fill the cache between them."""
-    eng = make_engine(policy="default", min_tokens=0, pinned_cap=0.5, sink_tokens=4, recent_tokens=32,
-                      pinned_overflow="release_lowest")
-    eng.append_tokens(code_ids[:300])
-    eng.table.cols["state"][:200] = int(State.PINNED)
-    eng.manager.enforce(eng.state, budget=100)
-    t = eng.table
-    pinned = int((t["state"] == int(State.PINNED)).sum())
-    assert len(t) <= 100 and pinned <= (100 - 32) // 2  # 50 if the cap were a share of the whole budget
-    scored = (t["state"] != int(State.PINNED)) & (t["pos"] < 300 - 32)
-    assert int(scored.sum()) >= 100 - 32 - pinned - 4
-
-
 def test_observation_window_share_changes_the_semantic_term(make_engine, code_ids):
     from codeagent.kvcache.scoring import semantic
 

@@ -132,16 +132,10 @@ class Lifecycle:
                 apply(plan, f"commit {name}")
 
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
-        """Past ``pinned_cap`` x the budget left after the sinks and the recent window, merge the oldest pinned
-        slots pairwise, or release the lowest-scoring ones to the active state (``pinned_overflow``): at a small
-        budget the scored slots keep a share instead of pins and edges filling it."""
+        """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or
+        release the lowest-scoring ones to the active state (``pinned_overflow``)."""
         t = state.table
-        view = CacheView.of(state)
-        room = budget - int((self.edges(view) & ~view.pinned()).sum())  # the sinks and the recent window stay anyway
-        import os  # EXPERIMENT
-        if os.environ.get("NOROOM"):  # EXPERIMENT
-            room = budget  # EXPERIMENT
-        cap = int(self.pinned_cap * max(room, 0))
+        cap = int(self.pinned_cap * budget)
         is_pinned = t["state"] == int(State.PINNED)
         excess = int(is_pinned.sum()) - cap
         if excess <= 0:
@@ -149,6 +143,7 @@ class Lifecycle:
         # the caller's protected slots and the issue (the task itself) are never released or merged
         pinned = (is_pinned & ~t["protect"] & (t["kind"] != int(SegmentKind.ISSUE))).nonzero()[:, 0]
         if self.pinned_overflow == "release_lowest":  # whole lines, the lowest mean score first
+            view = CacheView.of(state)
             scores = self.scores(view)
             lines = sorted(line_units(view, pinned), key=lambda u: float(scores[u].mean()))
             out: list[int] = []
