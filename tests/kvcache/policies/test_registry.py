@@ -49,7 +49,7 @@ def test_lifecycle_wraps_any_policy(make_engine):
     """Lifecycle(H2O()): pinned signatures survive a budget H2O alone is free to spend elsewhere."""
     from codeagent.kvcache.manager import KVManager
 
-    src = "import os\n\n\ndef fetch(url, retries=3):\n    return url\n\n\n" + "x = 1\n" * 300
+    src = "import os\n\n\ndef fetch(url, retries=3):\n    return url\n\n\n" + "total += 1\n" * 300  # not a binding
     eng = make_engine(policy="h2o", min_tokens=0)
     eng.manager = KVManager(eng.kv_cfg, Lifecycle(H2O(recent_tokens=8), fold_commits="eager", min_tokens=0))
     eng.append_message("tool", src, SpanInfo(kind=SegmentKind.FILE_VIEW, subtask="s1", language="python"))
