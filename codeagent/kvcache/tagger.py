@@ -543,7 +543,7 @@ class _CodeRegions:
         if inner.type not in self.rules.bindings:
             return
         if inner.type == "expression_statement":  # Python: only an assignment to names binds (not `obj.attr = 1`)
-            first = inner.named_children[0] if inner.named_child_count else None
+            first = inner.named_child(0)
             left = first.child_by_field_name("left") if first is not None and first.type == "assignment" else None
             if left is None or left.type not in ("identifier", "pattern_list", "tuple_pattern"):
                 return

@@ -86,7 +86,7 @@ PYTHON = LangRules(
     wrappers=frozenset({"decorated_definition"}),
     decorators=frozenset({"decorator"}),
     imports=frozenset({"import_statement", "import_from_statement", "future_import_statement"}),
-    bindings=frozenset({"expression_statement"}),  # when it holds an assignment
+    bindings=frozenset({"expression_statement"}),  # when it assigns to names (not `obj.attr = ...`)
     comments=frozenset({"comment"}),
     flow=frozenset({
         "if_statement", "elif_clause", "else_clause", "for_statement", "while_statement",
