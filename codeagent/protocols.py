@@ -26,6 +26,16 @@ class Generation:
     start_position: int = 0  # logical position of the first generated token
 
 
+@dataclass(frozen=True)
+class TokenScore:
+    """One token of a teacher-forced text: its characters, its log-prob, and what else the model would write there."""
+
+    start: int  # character offsets of the token in the scored text
+    end: int
+    logprob: float
+    alternatives: tuple[tuple[str, float], ...]  # the likeliest other tokens at this step and their log-probs
+
+
 @dataclass
 class KVStats:
     """Accounting of the managed cache at one moment."""
@@ -114,6 +124,11 @@ class ModelEngine(Protocol):
 
     def restore(self, snap: Any, manager: Any = None) -> None:
         """Return to ``snap``."""
+        ...
+
+    def score_text(self, text: str, info: SpanInfo | None = None) -> list[TokenScore]:
+        """Teacher-force ``text`` after the cache: per token its log-prob and the likeliest other tokens there (the
+        tokens stay appended: ``restore`` or ``rollback`` after)."""
         ...
 
     def mark(self) -> Any:

@@ -16,13 +16,17 @@ class AgentConfig(BaseModel):
     """Reply format of solve (one ActionFormat in codeagent/agent/formats.py): ``definition``, the complete new
     version of a definition in one code block (what small coder models write reliably)."""
     candidates: int = Field(4, ge=1)
-    """Candidate repairs sampled from one KV snapshot (the first greedy, the rest at candidate_temperature);
-    the first one the tests accept ends the run."""
+    """Candidate repairs from one KV snapshot (the first greedy, then branch points, then sampled at
+    candidate_temperature); the first one the tests accept ends the run."""
     reproductions: int = Field(3, ge=1)
     """When no test fails before the fix, the model's reproduction tests are sampled like candidates and up to
     this many distinct ones that fail (by an assertion or the code's own exception) are kept, each in its own
     file: a repair that makes every test of one pass, breaking nothing, resolves the issue, and the reproductions
     it disagrees with leave the patch (a small model often writes one with a wrong expectation)."""
+    branches: bool = True
+    """Candidates after the greedy one start at branch points: the shown definitions are scored as the reply, and
+    each candidate is forced to take the model's own choice where it disagrees most with the code, then finishes
+    greedily (targeted edits that sampling seldom finds); sampled candidates fill the rest."""
     candidate_temperature: float = Field(0.7, ge=0.0)
     """Sampling temperature of the candidates after the first."""
     temperature_step: float = Field(0.3, ge=0.0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from codeagent.agent import phases, verify
+from codeagent.agent import branches, phases, verify
 from codeagent.agent.candidates import Candidate, Files, try_fix, try_repro
 from codeagent.agent.config import AgentConfig
 from codeagent.agent.events import (ContextLimit, EngineFailure, FormatError, Interrupted, Resolved, Terminate,
@@ -67,6 +67,7 @@ class Agent:
         self.files = Files(ctx.workspace)
         self.best: Candidate | None = None
         self.seen: list[Candidate] = []  # every candidate of the run: a repeated reply is not tested again
+        self.branched: set[str] = set()  # reply starts forced at branch points so far
         self.tried = 0
         self.prefill_saved = 0
         self.loc: phases.Localization | None = None
@@ -213,7 +214,7 @@ class Agent:
             self._plan()
         self.ui.phase("repair", 0, 0, f"{self.cfg.candidates} candidate(s) from one snapshot")
         cands = self._candidates(render("repair", spec=self.format.spec()), "attempt", loc.language,
-                                 self.cfg.candidates, self._try_fix, heads=phases.other_heads(loc, self.cfg.candidates))
+                                 self.cfg.candidates, self._try_fix, branch=self.cfg.branches)
         for round_ in range(1, self.cfg.max_debug_rounds + 1):
             self._resolved(cands)
             best = max(cands, key=lambda c: c.score)
@@ -234,7 +235,7 @@ class Agent:
             if look:
                 self._look(f"debug-{round_}")
             cands = self._candidates(render("again") if look else None, f"debug-{round_}", loc.language,
-                                     self.cfg.debug_candidates, self._try_fix)
+                                     self.cfg.debug_candidates, self._try_fix, branch=self.cfg.branches)
         self._resolved(cands)
 
     def _resolved(self, cands: list[Candidate]) -> None:
@@ -246,28 +247,30 @@ class Agent:
 
     # ------------------------------------------------------------------ candidates from one snapshot
     def _candidates(self, request: str | None, subtask: str, language: str | None, k: int, evaluate,
-                    heads: list[str] = (), enough: int = 1, least: int = 0) -> list[Candidate]:
-        """Up to ``k`` replies to ``request`` from one snapshot: greedy first, then sampled, and last one greedy reply
-        per entry of ``heads`` started with that definition's first line (a small model tends to rewrite the first
-        definition it was shown). Each is evaluated; ``enough`` distinct replies the tests accept end the loop. A reply
-        gets at least ``least`` tokens (a reproduction test needs room for a few cases however short the code is)."""
-        heads = list(heads)[:max(k - 1, 0)]
-        plan = [(None, False)] + [(None, True)] * (k - 1 - len(heads)) + [(h, False) for h in heads]
+                    branch: bool = False, enough: int = 1, least: int = 0) -> list[Candidate]:
+        """Up to ``k`` replies to ``request`` from one snapshot: greedy first; with ``branch``, then replies forced to
+        start at the branch points of the shown definitions (:mod:`codeagent.agent.branches`); then sampled ones.
+        Each is evaluated; ``enough`` distinct replies the tests accept end the loop. A reply gets at least ``least``
+        tokens (a reproduction test needs room for a few cases however short the code is)."""
         if request is not None:
             self.transcript.say("user", request, SpanInfo(kind=SegmentKind.TEXT, subtask=subtask))
         start = len(self.traj.messages)
         snap = self.engine.snapshot()
         out: list[Candidate] = []
+        heads: list[str] = []
         for i in range(k):
             if i:
+                if i == 1 and branch:
+                    heads = self._branch_heads(snap, language, k - 1)
                 self.engine.restore(snap)
                 self.transcript.truncate(start)
                 self.prefill_saved += snap.logical
             self.tried += 1
             cand = Candidate(n=self.tried, messages=start)
-            head, sampled = plan[i]
+            head = heads[i - 1] if 0 < i <= len(heads) else None
             wasted = sum(c.wasted for c in out)  # replies that repeated one or copied the code: sample wider
-            temperature = min(1.5, self.cfg.candidate_temperature + self.cfg.temperature_step * wasted) if sampled else 0.0
+            temperature = 0.0 if i == 0 or head else min(1.5, self.cfg.candidate_temperature +
+                                                            self.cfg.temperature_step * wasted)
             self._turn(cand, subtask, language, temperature, evaluate, head, self._reply_budget(least))
             out.append(cand)
             self.seen.append(cand)
@@ -275,13 +278,32 @@ class Agent:
                 break
         return out
 
+    def _branch_heads(self, snap, language: str | None, k: int) -> list[str]:
+        """Starts of up to ``k`` replies, one per branch point of the shown code definitions (most disagreeing
+        first, none used before in the run): each definition is scored as the reply from ``snap``."""
+        found = []
+        for d in self.loc.shown if self.loc else []:
+            if phases.touches_tests(d.ref.split("::")[0]):
+                continue
+            self.engine.restore(snap)
+            self.prefill_saved += snap.logical
+            info = SpanInfo(kind=SegmentKind.CODE, language=language)
+            self.engine.start_assistant(info)
+            self.engine.append(self.format.primer(language), info)
+            scores = self.engine.score_text(d.code + self.format.stop()[0], info)
+            found += branches.branch_points(d.ref, d.ref.split("::")[-1], d.code, d.language, scores)
+        heads = [b.head for b in sorted(found, key=lambda b: -b.gap) if b.head not in self.branched][:k]
+        self.branched.update(heads)
+        self.ui.note(f"{len(heads)} branch point(s) of {len(found)}")
+        return heads
+
     def _turn(self, cand: Candidate, subtask: str, language: str | None, temperature: float, evaluate,
               head: str | None, max_tokens: int) -> bool:
         """Query -> parse -> execute -> observe, for one candidate; whether the tests accept it."""
         self._check_limits()
         rec = self._record(subtask)
         info = SpanInfo(kind=SegmentKind.CODE, subtask=subtask, language=language)
-        primer = self.format.primer(language) + (head + "\n" if head else "")
+        primer = self.format.primer(language) + (head or "")
         self.ui.generating(f"candidate {cand.n}")
         seed = None if self.cfg.seed is None else self.cfg.seed + cand.n
         gen, cand.message = query(self.engine, self.transcript, self.state, info, max_tokens,

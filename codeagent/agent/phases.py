@@ -195,18 +195,6 @@ def requested_definition(reply: str, index: SymbolIndex, shown: list[str]) -> Sy
     return next((s for s in wanted if not s.is_test and not touches_tests(s.path) and s.ref not in shown), None)
 
 
-def other_heads(loc: Localization, k: int) -> list[str]:
-    """First lines of the shown code definitions after the best-ranked one (tests excluded), at most ``k - 1``."""
-    heads = []
-    for d in loc.shown[1:]:
-        if touches_tests(d.ref.split("::")[0]):
-            continue
-        line = next((ln.strip() for ln in d.code.splitlines() if ln.strip() and not ln.lstrip().startswith("@")), "")
-        if line:
-            heads.append(line)
-    return heads[:max(k - 1, 0)]
-
-
 def failing_summary(report: TestReport) -> str:
     """Failing test ids in one line."""
     ids = sorted(report.failing)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codeagent.errors import InputError
 from codeagent.kvcache.tags import SpanInfo
-from codeagent.protocols import Generation, KVStats, TokenCallback
+from codeagent.protocols import Generation, KVStats, TokenCallback, TokenScore
 
 CHARS_PER_TOKEN = 4
 SCAFFOLD = 5  # template tokens around a message
@@ -47,11 +48,14 @@ class ScriptedEngine:
     """Replies come from ``replies`` in order: strings, or ``{"text": ..., "finish_reason": ...}``.
 
     A reply that starts with the text appended right before ``generate`` (a primer such as an
-    opening fence) continues it: that opening is not repeated.
+    opening fence) continues it: that opening is not repeated. ``prefer`` maps a word or operator to the
+    model's first choice in its place, as ``score_text`` reports it (elsewhere the choice is the text itself).
     """
 
-    def __init__(self, replies: list[Any], budget_tokens: int | None = 3072, max_context: int = 8192) -> None:
+    def __init__(self, replies: list[Any], budget_tokens: int | None = 3072, max_context: int = 8192,
+                 prefer: dict[str, str] | None = None) -> None:
         self.replies = list(replies)
+        self.prefer = dict(prefer or {})
         self.budget_tokens = budget_tokens
         self.max_context = max_context
         self.calls: list[tuple] = []
@@ -163,6 +167,19 @@ class ScriptedEngine:
 
     def interrupt(self) -> None:
         """Nothing runs in the background here."""
+
+    def score_text(self, text: str, info: SpanInfo | None = None) -> list[TokenScore]:
+        """One token per word or run of symbols (with its leading space), each at log-prob -0.1; ``prefer`` names
+        its alternative (at -0.5), else there is none."""
+        out = []
+        for m in re.finditer(r"\s*(?:\w+|[^\w\s]+)|\s+", text):
+            token = m.group(0)
+            core = token.strip()
+            alts = ((token.replace(core, self.prefer[core]), -0.5),) if core and core in self.prefer else ()
+            out.append(TokenScore(m.start(), m.end(), -0.1, alts))
+        self.calls.append(("score", text))
+        self._add(len(out))
+        return out
 
     def mark(self) -> ScriptMark:
         return ScriptMark(self.physical, self.logical, len(self.calls))

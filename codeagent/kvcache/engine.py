@@ -26,7 +26,7 @@ from codeagent.kvcache.named import issue_names, naming_mask
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
-from codeagent.protocols import Generation, KVStats, TokenCallback
+from codeagent.protocols import Generation, KVStats, TokenCallback, TokenScore
 
 
 @dataclass(frozen=True)
@@ -451,21 +451,34 @@ class Engine:
 
         The tokens are appended (never compressed); roll back with ``mark``/``rollback``.
         """
+        logp, target = self._teacher_forced(ids, info)
+        return logp.gather(1, target[:, None])[:, 0].tolist(), logp.argmax(dim=-1).tolist()
+
+    def score_text(self, text: str, info: SpanInfo | None = None, alternatives: int = 3) -> list[TokenScore]:
+        """Teacher-force ``text``: per token its characters, log-prob and the ``alternatives`` likeliest other
+        tokens at that step with their log-probs."""
+        ids, offsets = self._encode(text, content=True)
+        if not ids:
+            return []
+        logp, target = self._teacher_forced(ids, info)
+        lp = logp.gather(1, target[:, None])[:, 0].tolist()
+        top_lp, top = logp.topk(alternatives + 1, dim=-1)
+        out = []
+        for (a, b), p, tid, row, row_lp in zip(offsets, lp, ids, top.tolist(), top_lp.tolist()):
+            alts = tuple((self.tok.decode([t]), q) for t, q in zip(row, row_lp) if t != tid)[:alternatives]
+            out.append(TokenScore(a, b, p, alts))
+        return out
+
+    def _teacher_forced(self, ids: list[int], info: SpanInfo | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append ``ids`` uncompressed; the log-probs before each token ``[len(ids), vocab]`` and ``ids`` as a tensor."""
         if self.last_logits is None:
             raise InputError("nothing to score from: append a prompt first")
         info = info or SpanInfo()
         first = self.last_logits
         self._add_rows(ids, [NO_TAG] * len(ids), [info.kind] * len(ids), info)
         logits = self._forward(ids, all_logits=True)
-        preds = torch.cat([first[None], logits[:-1]])
-        logp = torch.log_softmax(preds, dim=-1)
-        target = torch.tensor(ids, device=logp.device)
-        lp = logp.gather(1, target[:, None])[:, 0].tolist()
-        return lp, preds.argmax(dim=-1).tolist()
-
-    def reserve(self, n: int) -> None:
-        """Make room for ``n`` tokens now (under a hard budget), e.g. before mark/score/rollback."""
-        self.manager.before_append(self.state, n)
+        logp = torch.log_softmax(torch.cat([first[None], logits[:-1]]), dim=-1)
+        return logp, torch.tensor(ids, device=logp.device)
 
     def mark(self) -> Mark:
         """Remember the current end of the cache."""

@@ -16,9 +16,9 @@ from tests.agent.conftest import BREAKING_DEF, EXAMPLE, GOOD_DEF, WRONG_DEF, git
 ISSUE = "Division drops the fraction: `evaluate('7 / 2')` gives 3.0; `divide` in calc/ops.py floors."
 
 
-def run(repo: Path, replies: list, *sets: str, issue: str = ISSUE, **kw):
+def run(repo: Path, replies: list, *sets: str, issue: str = ISSUE, prefer: dict | None = None, **kw):
     settings, cfg = prepare(None, ["sandbox.kind=local", *sets], None)
-    eng = ScriptedEngine(replies, budget_tokens=settings.kv.budget_tokens)
+    eng = ScriptedEngine(replies, budget_tokens=settings.kv.budget_tokens, prefer=prefer)
     out = solve(eng, settings, cfg, repo=repo, issue=issue, **kw)
     return out, eng
 
@@ -30,7 +30,7 @@ def calls(eng: ScriptedEngine, kind: str) -> list[tuple]:
 def test_scripted_engine_conforms_to_the_protocol() -> None:
     eng = ScriptedEngine([])
     assert isinstance(eng, ModelEngine)
-    for name in ("snapshot", "restore", "mark", "rollback", "reset", "start_assistant", "end_assistant"):
+    for name in ("snapshot", "restore", "mark", "rollback", "reset", "start_assistant", "end_assistant", "score_text"):
         assert callable(getattr(eng, name))
 
 
@@ -43,7 +43,7 @@ def test_greedy_miss_then_sampled_fix_from_one_snapshot_resolves(repo: Path) -> 
     assert set(r.tests_after.values()) == {"passed"} and r.tests_passed is True
     assert r.candidates == 2 and r.prefill_saved_tokens > 0
     [snap] = [c for c in eng.calls if c[0] == "snapshot"][:1]
-    assert calls(eng, "restore") == [("restore", snap[1])]  # the second candidate starts from the snapshot
+    assert set(calls(eng, "restore")) == {("restore", snap[1])}  # the second candidate starts from the snapshot
     assert "return a / b" in (out.workspace.path / "calc/ops.py").read_text()
     gens = calls(eng, "generate")
     assert len(gens) == 2 and all(g[1] == "code" for g in gens)
@@ -78,15 +78,26 @@ def test_all_candidates_fail_unresolved_with_best_patch_and_a_debug_round(repo: 
     assert any(s.observation and s.observation.get("duplicate_of") for s in traj.steps)  # same code is not re-run
 
 
-def test_last_candidates_start_with_the_other_shown_definitions(repo: Path) -> None:
-    other = "```python\ndef evaluate(text):\n    return 3.5\n```\n"
-    out, eng = run(repo, [WRONG_DEF, other], "agent.candidates=2", "agent.max_debug_rounds=0")
-    primers = [c[3] for c in eng.calls if c[0] == "append"]
-    assert primers == ["```python\n", "```python\ndef evaluate(text):\n"]
-    traj = load(out.trajectory)
-    last = traj.steps[-1].observation
-    assert not last["error"] and "now failing (passed before)" in last["verdict"]  # evaluate itself was replaced
-    assert out.result.status == "unresolved"
+def test_candidates_after_the_greedy_one_start_at_the_branch_points_of_the_shown_code(repo: Path) -> None:
+    """The shown definitions are scored as the reply; where the model prefers another token (here `/` for `//`),
+    a candidate is forced to take it there and finishes on its own. Names and comments are never branch points."""
+    rest = "```python\n" + "def divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError(\"division by zero\")\n" \
+        "    return a / b\n```\n"
+    out, eng = run(repo, [WRONG_DEF, rest], "agent.candidates=3", "agent.max_debug_rounds=0",
+                   "agent.max_shown_definitions=1", prefer={"//": "/", "divide": "div"})
+    assert out.result.status == "resolved", out.result.reason
+    assert out.result.candidates == 2
+    scored = [c[1] for c in calls(eng, "score")]
+    assert len(scored) == 1 and scored[0].startswith("def divide(") and scored[0].endswith("\n```")
+    primers = [c[3] for c in eng.calls if c[0] == "append" and c[1] == "code"]
+    assert primers[0] == "```python\n" and primers[-1].endswith("    return a /")  # not at the name
+    steps = [s for s in load(out.trajectory).steps if s.gen]
+    assert [s.gen["temperature"] for s in steps] == [0.0, 0.0]  # a branch finishes greedily
+    assert "+    return a / b" in Path(out.result.patch_path).read_text()
+    plain, eng2 = run(make_repo(repo.parent / "again"), [WRONG_DEF, rest], "agent.candidates=2",
+                      "agent.max_debug_rounds=0", "agent.branches=false", prefer={"//": "/"})
+    assert not calls(eng2, "score") and [s.gen["temperature"] for s in load(plain.trajectory).steps if s.gen] == \
+        [0.0, 0.7]
 
 
 def test_a_reply_that_did_not_apply_is_explained_in_the_debug_round(repo: Path) -> None:

@@ -172,6 +172,30 @@ def test_control_tokens_inside_content_are_plain_text(make_engine):
     assert 1 in scaffold and 2 in scaffold  # the template's own <|im_start|> / <|im_end|>
 
 
+def test_score_text_reports_each_token_and_what_else_the_model_would_write(make_engine):
+    eng = make_engine()
+    eng.append_message("user", "Write the function.", SpanInfo())
+    eng.start_assistant()
+    mark = eng.mark()
+    text = "def add(a, b):\n    return a - b\n"
+    scores = eng.score_text(text)
+    assert scores[0].start == 0 and scores[-1].end == len(text)
+    assert all(a.end <= b.start + 1 and a.start < a.end for a, b in zip(scores, scores[1:]))
+    assert all(len(s.alternatives) == 3 and text[s.start:s.end] not in [a for a, _ in s.alternatives] for s in scores)
+    assert all([lp for _, lp in s.alternatives] == sorted((lp for _, lp in s.alternatives), reverse=True) for s in scores)
+    eng.rollback(mark)
+    ids, _ = eng._encode(text, content=True)
+    lp, preds = eng.score(ids)  # the same numbers as the id-level scoring
+    assert [round(s.logprob, 4) for s in scores] == [round(x, 4) for x in lp]
+    for s, best, p in zip(scores, preds, lp):  # the argmax is the token itself or the first alternative
+        first = eng.tok.decode([best])
+        assert first == text[s.start:s.end] or first == s.alternatives[0][0] and s.alternatives[0][1] >= p - 1e-5
+    eng.rollback(mark)
+    step = next(s for s in scores[1:] if s.alternatives[0][1] > s.logprob)  # where greedy would write another token
+    eng.score_text(text[:step.start])
+    assert eng.generate(1).text == step.alternatives[0][0]
+
+
 def test_snapshot_restores_cache_table_and_counters_any_number_of_times(make_engine, code_ids):
     eng = make_engine(policy="window", min_tokens=0)
     eng.append_tokens(code_ids[:120])
