@@ -62,3 +62,18 @@ def branch_points(ref: str, name: str, code: str, language: str | None, scores: 
             continue
         out.append(Branch(ref=ref, head=code[:s.start] + choice[0], gap=choice[1] - s.logprob))
     return sorted(out, key=lambda b: -b.gap)
+
+
+def find(engine, snap, shown: list, primer: str, close: str, language: str | None) -> list[Branch]:
+    """The branch points of each of the ``shown`` definitions (``phases.Shown``), most doubted first: from ``snap``,
+    each is scored as the reply (``primer``, its code, ``close``) with ``engine.score_text``."""
+    found: list[Branch] = []
+    tagger = StructureTagger()
+    info = SpanInfo(kind=SegmentKind.CODE, language=language)
+    for d in shown:
+        engine.restore(snap)
+        engine.start_assistant(info)
+        engine.append(primer, info)
+        scores = engine.score_text(d.code + close, info)
+        found += branch_points(d.ref, d.ref.split("::")[-1], d.code, d.language, scores, tagger)
+    return sorted(found, key=lambda b: -b.gap)

@@ -279,20 +279,11 @@ class Agent:
         return out
 
     def _branch_heads(self, snap, language: str | None, k: int) -> list[str]:
-        """Starts of up to ``k`` replies, one per branch point of the shown code definitions (most disagreeing
-        first, none used before in the run): each definition is scored as the reply from ``snap``."""
-        found = []
-        for d in self.loc.shown if self.loc else []:
-            if phases.touches_tests(d.ref.split("::")[0]):
-                continue
-            self.engine.restore(snap)
-            self.prefill_saved += snap.logical
-            info = SpanInfo(kind=SegmentKind.CODE, language=language)
-            self.engine.start_assistant(info)
-            self.engine.append(self.format.primer(language), info)
-            scores = self.engine.score_text(d.code + self.format.stop()[0], info)
-            found += branches.branch_points(d.ref, d.ref.split("::")[-1], d.code, d.language, scores)
-        heads = [b.head for b in sorted(found, key=lambda b: -b.gap) if b.head not in self.branched][:k]
+        """Starts of up to ``k`` replies at the branch points of the shown code (none used before in the run)."""
+        shown = [d for d in (self.loc.shown if self.loc else []) if not phases.touches_tests(d.ref.split("::")[0])]
+        found = branches.find(self.engine, snap, shown, self.format.primer(language), self.format.stop()[0], language)
+        self.prefill_saved += snap.logical * len(shown)
+        heads = [b.head for b in found if b.head not in self.branched][:k]
         self.branched.update(heads)
         self.ui.note(f"{len(heads)} branch point(s) of {len(found)}")
         return heads
