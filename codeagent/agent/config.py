@@ -25,7 +25,7 @@ class AgentConfig(BaseModel):
     it disagrees with leave the patch (a small model often writes one with a wrong expectation)."""
     branches: bool = True
     """Candidates after the greedy one start at branch points: the shown definitions are scored as the reply, and
-    each candidate is forced to take the model's own choice where it disagrees most with the code, then finishes
+    each candidate is forced to take the likeliest other token where the model doubts the code most, then finishes
     greedily (targeted edits that sampling seldom finds); sampled candidates fill the rest."""
     candidate_temperature: float = Field(0.7, ge=0.0)
     """Sampling temperature of the candidates after the first."""
@@ -36,7 +36,7 @@ class AgentConfig(BaseModel):
     max_debug_rounds: int = Field(1, ge=0)
     """Rounds in which the best failing candidate's test output goes back to the model for another try."""
     debug_candidates: int = Field(2, ge=1)
-    """Candidates sampled (from one snapshot) in each debug round."""
+    """Candidates (from one snapshot: greedy, branch points, samples) in each debug round."""
     view_turns: int = Field(1, ge=0)
     """Definitions the model may ask to see (``view PATH::NAME`` from the repository map) at the start of each
     debug round, before it tries again; 0 turns the question off."""
