@@ -64,10 +64,10 @@ def branch_points(ref: str, name: str, code: str, language: str | None, scores: 
     return sorted(out, key=lambda b: -b.gap)
 
 
-def find(engine, snap, shown: list, primer: str, close: str, language: str | None) -> list[Branch]:
-    """The branch points of each of the ``shown`` definitions (``phases.Shown``), most doubted first: from ``snap``,
-    each is scored as the reply (``primer``, its code, ``close``) with ``engine.score_text``."""
-    found: list[Branch] = []
+def find(engine, snap, shown: list, primer: str, close: str, language: str | None) -> list[list[Branch]]:
+    """The branch points of each of the ``shown`` definitions (``phases.Shown``), most doubted first: from
+    ``snap``, each definition is scored as the reply (``primer``, its code, ``close``) with ``engine.score_text``."""
+    found = []
     tagger = StructureTagger()
     info = SpanInfo(kind=SegmentKind.CODE, language=language)
     for d in shown:
@@ -75,5 +75,17 @@ def find(engine, snap, shown: list, primer: str, close: str, language: str | Non
         engine.start_assistant(info)
         engine.append(primer, info)
         scores = engine.score_text(d.code + close, info)
-        found += branch_points(d.ref, d.ref.split("::")[-1], d.code, d.language, scores, tagger)
-    return sorted(found, key=lambda b: -b.gap)
+        found.append(branch_points(d.ref, d.ref.split("::")[-1], d.code, d.language, scores, tagger))
+    return found
+
+
+def choose(per_definition: list[list[Branch]], k: int, used: set[str] = frozenset()) -> list[Branch]:
+    """The ``k`` most doubted branch points not ``used`` yet; when they all lie in one definition and another has
+    branch points, the last goes to the other's most doubted one (localization is not always sure which definition
+    has the bug, and a definition with many hesitant tokens would otherwise take every candidate)."""
+    ranked = sorted((b for group in per_definition for b in group if b.head not in used), key=lambda b: -b.gap)
+    picked = ranked[:k]
+    other = next((b for b in ranked[k:] if b.ref != picked[0].ref), None) if picked else None
+    if k > 1 and other is not None and all(b.ref == picked[0].ref for b in picked):
+        picked[-1] = other
+    return picked

@@ -283,9 +283,9 @@ class Agent:
         shown = [d for d in (self.loc.shown if self.loc else []) if not phases.touches_tests(d.ref.split("::")[0])]
         found = branches.find(self.engine, snap, shown, self.format.primer(language), self.format.stop()[0], language)
         self.prefill_saved += snap.logical * len(shown)
-        heads = [b.head for b in found if b.head not in self.branched][:k]
+        heads = [b.head for b in branches.choose(found, k, self.branched)]
         self.branched.update(heads)
-        self.ui.note(f"{len(heads)} branch point(s) of {len(found)}")
+        self.ui.note(f"{len(heads)} branch point(s) of {sum(map(len, found))}")
         return heads
 
     def _turn(self, cand: Candidate, subtask: str, language: str | None, temperature: float, evaluate,

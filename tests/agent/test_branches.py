@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from codeagent.agent.branches import Branch, branch_points, name_span
+from codeagent.agent.branches import Branch, branch_points, choose, name_span
 from codeagent.protocols import TokenScore
 
 CODE = '''@cache
@@ -56,3 +56,15 @@ def test_scores_past_the_code_are_ignored() -> None:
     text = CODE + "\n```"
     found = branch_points("a.py::overlaps", "overlaps", CODE, "python", scores(text, {"```": ("end", -0.1)}))
     assert found == []
+
+
+def test_choose_takes_the_most_doubted_points_and_saves_the_last_for_another_definition() -> None:
+    a = [Branch("m.py::merge", "a1", 0.8), Branch("m.py::merge", "a2", -0.1), Branch("m.py::merge", "a3", -0.2)]
+    b = [Branch("m.py::overlaps", "b1", -0.5), Branch("m.py::overlaps", "b2", -0.6)]
+    assert [x.head for x in choose([a, b], 3)] == ["a1", "a2", "b1"]
+    assert [x.head for x in choose([a, b], 4)] == ["a1", "a2", "a3", "b1"]
+    assert [x.head for x in choose([b, [Branch("m.py::merge", "a0", 0.9)]], 3)] == ["a0", "b1", "b2"]  # mixed already
+    assert [x.head for x in choose([a], 2)] == ["a1", "a2"]  # one definition: nothing to save
+    assert [x.head for x in choose([a, b], 2, used={"a1"})] == ["a2", "b1"]
+    assert [x.head for x in choose([a, b], 1)] == ["a1"]
+    assert choose([[], []], 3) == []
