@@ -456,10 +456,12 @@ class Engine:
 
     def score_text(self, text: str, info: SpanInfo | None = None, alternatives: int = 3) -> list[TokenScore]:
         """Teacher-force ``text``: per token its characters, log-prob and the ``alternatives`` likeliest other
-        tokens at that step with their log-probs."""
+        tokens at that step with their log-probs. Under a budget the cache makes room for ``text`` first, so scoring
+        never holds more slots than the budget (the scored tokens themselves are not compressed)."""
         ids, offsets = self._encode(text, content=True)
         if not ids:
             return []
+        self.manager.before_append(self.state, len(ids))
         logp, target = self._teacher_forced(ids, info)
         lp = logp.gather(1, target[:, None])[:, 0].tolist()
         top_lp, top = logp.topk(alternatives + 1, dim=-1)

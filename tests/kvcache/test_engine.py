@@ -196,6 +196,14 @@ def test_score_text_reports_each_token_and_what_else_the_model_would_write(make_
     assert eng.generate(1).text == step.alternatives[0][0]
 
 
+def test_score_text_under_a_budget_makes_room_first(make_engine, code_ids):
+    eng = make_engine(policy="window", min_tokens=0, budget_tokens=100)
+    eng.append_tokens(code_ids[:200])
+    assert len(eng.table) <= 100
+    scores = eng.score_text("def add(a, b):\n    return a + b\n")
+    assert len(eng.table) <= 100 and len(scores) > 5
+
+
 def test_snapshot_restores_cache_table_and_counters_any_number_of_times(make_engine, code_ids):
     eng = make_engine(policy="window", min_tokens=0)
     eng.append_tokens(code_ids[:120])
