@@ -5,7 +5,8 @@ repeat that or drift into garbage. Teacher-forcing the current code as the reply
 where the model hesitates: tokens whose log-prob is close to, or below, that of another token it would write there.
 A candidate made to take that other token at that point and left to finish greedily is a targeted edit (``<`` to
 ``<=``, ``text[:width]`` to ``text[:width - 3]``) that sampling seldom finds. The tokens of the definition's name, comments
-and docstrings are not branch points (changing them changes nothing the tests see).
+and docstrings are not branch points (changing them changes nothing the tests see), nor is another token that would
+lengthen the name just before it (``summarize`` + ``_circle``: a name nothing else uses).
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ def branch_points(ref: str, name: str, code: str, language: str | None, scores: 
         if s.start == 0 or tag.block_type in _NO_BRANCH or lo < s.end and s.start < hi:
             continue
         token = code[s.start:s.end]
-        choice = next(((alt, lp) for alt, lp in s.alternatives if alt.strip() and alt.strip() != token.strip()), None)
+        glued = code[s.start - 1].isidentifier() and not token[:1].isidentifier()  # a name ends right here
+        choice = next(((alt, lp) for alt, lp in s.alternatives if alt.strip() and alt.strip() != token.strip()
+                       and not (glued and alt[:1].isidentifier())), None)
         if choice is None or choice[1] < MIN_LOGPROB or choice[0].lstrip().startswith(_COMMENT_START):
             continue
         out.append(Branch(ref=ref, head=code[:s.start] + choice[0], gap=choice[1] - s.logprob))

@@ -68,3 +68,13 @@ def test_choose_takes_the_most_doubted_points_and_saves_the_last_for_another_def
     assert [x.head for x in choose([a, b], 2, used={"a1"})] == ["a2", "b1"]
     assert [x.head for x in choose([a, b], 1)] == ["a1"]
     assert choose([[], []], 3) == []
+
+
+def test_a_token_that_would_lengthen_the_name_before_it_is_not_a_branch_point() -> None:
+    code = "def summarize(shape):\n    return circle_area(shape)"
+    at, part = code.index("("), code.index("_area")
+    glue = [TokenScore(at, at + 1, -0.5, (("_circle", -0.1), (")", -0.2)))]  # after `summarize`: `_circle` or `)`
+    swap = [TokenScore(part, part + 5, -0.5, (("_perimeter", -0.1),))]  # `_area` of `circle_area`: a name is code
+    assert [b.head for b in branch_points("r.py::summarize", "summarize", code, "python", glue)] == ["def summarize)"]
+    assert [b.head.splitlines()[-1] for b in branch_points("r.py::summarize", "summarize", code, "python", swap)] == \
+        ["    return circle_perimeter"]
