@@ -49,7 +49,7 @@ class ScriptedEngine:
 
     A reply that starts with the text appended right before ``generate`` (a primer such as an
     opening fence) continues it: that opening is not repeated. ``prefer`` maps a word or operator to the
-    model's first choice in its place, as ``score_text`` reports it (elsewhere the choice is the text itself).
+    other token the model would write in its place, as ``score_text`` reports it (elsewhere there is none).
     """
 
     def __init__(self, replies: list[Any], budget_tokens: int | None = 3072, max_context: int = 8192,
