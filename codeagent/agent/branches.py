@@ -12,11 +12,14 @@ lengthen the name just before it (``summarize`` + ``_circle``: a name nothing el
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from dataclasses import dataclass
+from typing import Any
 
+from codeagent.agent.phases import Shown
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo
-from codeagent.protocols import TokenScore
+from codeagent.protocols import ModelEngine, TokenScore
 
 MIN_LOGPROB = -3.0
 """Another token the model gives less than about 5% is not a branch point."""
@@ -67,8 +70,9 @@ def branch_points(ref: str, name: str, code: str, language: str | None, scores: 
     return sorted(out, key=lambda b: -b.gap)
 
 
-def find(engine, snap, shown: list, primer: str, close: str, language: str | None) -> list[list[Branch]]:
-    """The branch points of each of the ``shown`` definitions (``phases.Shown``), most doubted first: from
+def find(engine: ModelEngine, snap: Any, shown: list[Shown], primer: str, close: str,
+         language: str | None) -> list[list[Branch]]:
+    """The branch points of each of the ``shown`` definitions, most doubted first: from
     ``snap``, each definition is scored as the reply (``primer``, its code, ``close``) with ``engine.score_text``."""
     found = []
     tagger = StructureTagger()
@@ -82,7 +86,7 @@ def find(engine, snap, shown: list, primer: str, close: str, language: str | Non
     return found
 
 
-def choose(per_definition: list[list[Branch]], k: int, used: set[str] = frozenset()) -> list[Branch]:
+def choose(per_definition: list[list[Branch]], k: int, used: Set[str] = frozenset()) -> list[Branch]:
     """The ``k`` most doubted branch points not ``used`` yet; when they all lie in one definition and another has
     branch points, the last goes to the other's most doubted one (localization is not always sure which definition
     has the bug, and a definition with many hesitant tokens would otherwise take every candidate)."""
