@@ -12,7 +12,7 @@ lengthen the name just before it (``summarize`` + ``_circle``: a name nothing el
 from __future__ import annotations
 
 import re
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,11 +86,20 @@ def find(engine: ModelEngine, snap: Any, shown: list[Shown], primer: str, close:
     return found
 
 
-def choose(per_definition: list[list[Branch]], k: int, used: Set[str] = frozenset()) -> list[Branch]:
-    """The ``k`` most doubted branch points not ``used`` yet; when they all lie in one definition and another has
-    branch points, the last goes to the other's most doubted one (localization is not always sure which definition
-    has the bug, and a definition with many hesitant tokens would otherwise take every candidate)."""
-    ranked = sorted((b for group in per_definition for b in group if b.head not in used), key=lambda b: -b.gap)
+def choose(per_definition: list[list[Branch]], k: int, used: Set[str] = frozenset(), *,
+           replies: Sequence[str] = (), first: Set[str] = frozenset()) -> list[Branch]:
+    """The ``k`` most doubted branch points not ``used`` yet.
+
+    - A head that one of this request's ``replies`` already starts with is skipped: from the same snapshot, forcing it
+      and finishing greedily writes that reply again.
+    - The points of the definitions in ``first`` (refs) come before the others: a greedy reply that restated a
+      definition unchanged still says where the model thinks the bug is.
+    - When all the picks lie in one definition and another has branch points, the last goes to the other's most
+      doubted one (localization is not always sure which definition has the bug, and a definition with many hesitant
+      tokens would otherwise take every candidate)."""
+    fresh = (b for group in per_definition for b in group
+             if b.head not in used and not any(r.startswith(b.head) for r in replies))
+    ranked = sorted(fresh, key=lambda b: (b.ref not in first, -b.gap))
     picked = ranked[:k]
     other = next((b for b in ranked[k:] if b.ref != picked[0].ref), None) if picked else None
     if k > 1 and other is not None and all(b.ref == picked[0].ref for b in picked):

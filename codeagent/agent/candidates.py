@@ -28,6 +28,7 @@ class Candidate:
     messages: int = 0  # transcript length before the reply
     duplicate: bool = False  # the same reply as an earlier candidate of the run
     unchanged: bool = False  # the reply restates the code it should fix
+    replaced: list[str] = field(default_factory=list)  # names of the definitions the reply rewrote
 
     @property
     def wasted(self) -> bool:
@@ -116,6 +117,7 @@ def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool
         cand.error = obs.text.removeprefix("error: ")
         return
     files.track(path, obs.data["before"], known=True)
+    cand.replaced = list(obs.data.get("replaced", []))
     if phases.touches_tests(path):
         cand.error = f"{path} is a test file: fix the code, not the tests"
         files.reset()

@@ -261,7 +261,7 @@ class Agent:
         for i in range(k):
             if i:
                 if i == 1 and branch:
-                    heads = self._branch_heads(snap, language, k - 1)
+                    heads = self._branch_heads(snap, language, k - 1, out[0])
                 self.engine.restore(snap)
                 self.transcript.truncate(start)
                 self.prefill_saved += snap.logical
@@ -278,12 +278,14 @@ class Agent:
                 break
         return out
 
-    def _branch_heads(self, snap, language: str | None, k: int) -> list[str]:
-        """Starts of up to ``k`` replies at the branch points of the shown code (none used before in the run)."""
+    def _branch_heads(self, snap, language: str | None, k: int, greedy: Candidate) -> list[str]:
+        """Starts of up to ``k`` replies at the branch points of the shown code (none used before in the run, none the
+        ``greedy`` reply already took; first those of a definition it restated unchanged)."""
         shown = [d for d in (self.loc.shown if self.loc else []) if not phases.touches_tests(d.ref.split("::")[0])]
         found = branches.find(self.engine, snap, shown, self.format.primer(language), self.format.stop()[0], language)
         self.prefill_saved += snap.logical * len(shown)
-        heads = [b.head for b in branches.choose(found, k, self.branched)]
+        first = {d.ref for d in shown if greedy.unchanged and d.ref.split("::")[-1] in greedy.replaced}
+        heads = [b.head for b in branches.choose(found, k, self.branched, replies=[greedy.code], first=first)]
         self.branched.update(heads)
         self.ui.note(f"{len(heads)} branch point(s) of {sum(map(len, found))}")
         return heads
@@ -315,7 +317,7 @@ class Agent:
             self.ui.action(f"candidate {cand.n}: {action.brief()}")
             if same is not None:
                 cand.verdict, cand.report, cand.error, cand.files = same.verdict, same.report, same.error, same.files
-                cand.duplicate, cand.unchanged = True, same.unchanged
+                cand.duplicate, cand.unchanged, cand.replaced = True, same.unchanged, same.replaced
                 rec.observation = {"duplicate_of": same.n}
             else:
                 evaluate(cand, action)

@@ -70,6 +70,16 @@ def test_choose_takes_the_most_doubted_points_and_saves_the_last_for_another_def
     assert choose([[], []], 3) == []
 
 
+def test_choose_skips_heads_a_reply_already_took_and_puts_a_restated_definition_first() -> None:
+    a = [Branch("m.py::merge", "def merge(x):\n    return min", 0.8), Branch("m.py::merge", "def merge(x):\n    y", 0.1)]
+    b = [Branch("m.py::overlaps", "def overlaps(a, b):\n    return a[0] <=", -0.5),
+         Branch("m.py::overlaps", "def overlaps(a, b):\n    return b", -0.7)]
+    greedy = "def merge(x):\n    return min(x)\n"  # forcing `min` there and finishing greedily writes this again
+    assert [x.head.split()[-1] for x in choose([a, b], 2, replies=[greedy])] == ["y", "<="]
+    assert [x.head.split()[-1] for x in choose([a, b], 3, first={"m.py::overlaps"})] == ["<=", "b", "min"]
+    assert [x.head.split()[-1] for x in choose([a, b], 2, first={"m.py::overlaps"})] == ["<=", "min"]  # one saved
+
+
 def test_a_token_that_would_lengthen_the_name_before_it_is_not_a_branch_point() -> None:
     code = "def summarize(shape):\n    return circle_area(shape)"
     at, part = code.index("("), code.index("_area")

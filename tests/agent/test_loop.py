@@ -100,6 +100,19 @@ def test_candidates_after_the_greedy_one_start_at_the_branch_points_of_the_shown
         [0.0, 0.7]
 
 
+def test_a_definition_the_greedy_reply_restated_unchanged_gets_the_first_branch_point(repo: Path) -> None:
+    """Localization shows divide, then evaluate; the greedy reply restates evaluate unchanged, so the model thinks the
+    bug is there: the next candidate branches in evaluate although divide's branch point comes first otherwise."""
+    evaluate = (repo / "calc/evaluate.py").read_text().split("\n\n\n")[-1].rstrip() + "\n"
+    assert evaluate.startswith("def evaluate(")
+    same = "```python\n" + evaluate + "```\n"
+    out, eng = run(repo, [same, "```\n"], "agent.candidates=2", "agent.max_debug_rounds=0",
+                   "agent.max_shown_definitions=2", prefer={"//": "/", "ops": "stack"})
+    assert out.result.status == "unresolved"
+    primers = [c[3] for c in eng.calls if c[0] == "append" and c[1] == "code"]
+    assert primers[-1].endswith("    values, stack")  # not divide's `return a /`
+
+
 def test_a_reply_that_did_not_apply_is_explained_in_the_debug_round(repo: Path) -> None:
     unchanged = ("```python\ndef divide(a, b):\n    if b == 0:\n        raise ZeroDivisionError(\"division by zero\")\n"
                  "    return a // b\n```\n")
