@@ -3,6 +3,7 @@ candidate, tested, judged, and taken back; the best one can be put back at the e
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,7 @@ class Candidate:
     duplicate: bool = False  # the same reply as an earlier candidate of the run
     unchanged: bool = False  # the reply restates the code it should fix
     replaced: list[str] = field(default_factory=list)  # names of the definitions the reply rewrote
+    bypasses: list[str] = field(default_factory=list)  # shown definitions the rewrite no longer calls
 
     @property
     def wasted(self) -> bool:
@@ -129,6 +131,13 @@ def _apply_fix(cand: Candidate, args: dict, ctx: ToolContext, files: Files, tool
         return
     cand.report = phases.run_suite(ctx)
     cand.verdict = phases.judge(before, cand.report, targets, groups)
+
+
+def dropped_calls(old: str, new: str, names: set[str]) -> list[str]:
+    """The ``names`` that ``old`` calls and ``new`` no longer does (a rewrite that works around a helper)."""
+    def called(code: str) -> set[str]:
+        return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", code))
+    return sorted((called(old) & names) - called(new))
 
 
 def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool, index=None) -> None:

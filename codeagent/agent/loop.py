@@ -3,8 +3,9 @@
 Each candidate is one turn in mini-swe-agent's shape: query (generate after the snapshot), parse (the
 reply format), execute (the ``replace`` tool, then the tests), observe (judge and record). Candidates
 after the first start from ``Engine.restore(snapshot)``: the shared prompt is never prefilled again.
-Every phase is a subtask the KV manager hears about (``commit``, ``set_debug``). One exception handler
-ends the run; "resolved" means the tests that failed pass and nothing that passed fails.
+Every phase is a subtask the KV manager hears about (``commit``, ``set_debug``); the phase steps are in
+:mod:`codeagent.agent.steps`. One exception handler ends the run; "resolved" means the tests that failed pass and
+nothing that passed fails.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 from codeagent.agent import branches, phases, verify
-from codeagent.agent.candidates import Candidate, Files, try_fix, try_repro
+from codeagent.agent.candidates import Candidate, Files, dropped_calls, try_fix, try_repro
 from codeagent.agent.config import AgentConfig
 from codeagent.agent.events import (ContextLimit, EngineFailure, FormatError, Interrupted, Terminate,
                                     TimeLimit, TokenLimit, Unresolved)
@@ -149,8 +150,14 @@ class Agent(Phases):
             self._turn(cand, subtask, language, temperature, evaluate, head, self._reply_budget(least))
             out.append(cand)
             self.seen.append(cand)
-            if sum(c.accepted and not c.duplicate for c in out) >= enough:
+            done = [c for c in out if c.accepted and not c.duplicate]
+            if len(done) >= enough and not all(c.bypasses for c in done):
                 break
+        held = [c for c in out if c.accepted and not c.duplicate and c.bypasses]
+        if held and not (out[-1].accepted and not out[-1].bypasses):  # no later fix kept the helpers: the first stands
+            self._back_to(held[0])
+            out.remove(held[0])
+            out.append(held[0])
         return out
 
     def _branch_heads(self, snap, language: str | None, k: int, greedy: Candidate) -> list[str]:
@@ -206,8 +213,18 @@ class Agent(Phases):
         return cand.accepted
 
     def _try_fix(self, cand: Candidate, action) -> None:
+        """Apply and test a repair. One the tests accept that no longer calls a shown definition (works around the
+        helper instead of fixing it) is held while the other candidates of the request are tried."""
         try_fix(cand, action, self.ctx, self.files, self.tools["replace"], self.before, self.targets, self.groups)
         self.index.refresh()
+        if cand.accepted and self.loc is not None:
+            mine = [d for d in self.loc.shown if d.ref.split("::")[-1] in cand.replaced]
+            helpers = {d.ref.split("::")[-1].split(".")[-1] for d in self.loc.shown
+                       if d not in mine and not phases.touches_tests(d.ref.split("::")[0])}
+            cand.bypasses = dropped_calls("".join(d.code for d in mine), cand.code, helpers)
+            if cand.bypasses:
+                self.ui.note(f"candidate {cand.n} passes but no longer calls {', '.join(cand.bypasses)}: "
+                             "trying the others first")
         if cand.verdict is not None and not cand.error and (self.best is None or cand.score > self.best.score):
             self.best = cand
 

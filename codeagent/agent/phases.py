@@ -1,6 +1,6 @@
 """The solve phases that need no model: reproduce (run the tests), localize (rank definitions), judge.
 
-The loop (:mod:`codeagent.agent.loop`) strings them together with the model's candidate repairs.
+The phase steps (:mod:`codeagent.agent.steps`) string them together with the model's candidate repairs.
 """
 
 from __future__ import annotations

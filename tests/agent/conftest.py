@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from codeagent.agent.runner import prepare, solve
+from codeagent.agent.scripted import ScriptedEngine
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
 
 VIEW = "```view calc/ops.py\n```\n"
@@ -50,3 +53,19 @@ def repo(tmp_path: Path) -> Path:
 def write_script(path: Path, replies: list) -> Path:
     path.write_text(json.dumps(replies))
     return path
+
+
+ISSUE = "Division drops the fraction: `evaluate('7 / 2')` gives 3.0; `divide` in calc/ops.py floors."
+
+
+def run(repo: Path, replies: list, *sets: str, issue: str = ISSUE, prefer: dict | None = None, **kw):
+    """Solve ``issue`` in ``repo`` with a scripted engine replying ``replies`` (local sandbox, settings ``sets``)."""
+    settings, cfg = prepare(None, ["sandbox.kind=local", *sets], None)
+    eng = ScriptedEngine(replies, budget_tokens=settings.kv.budget_tokens, prefer=prefer)
+    out = solve(eng, settings, cfg, repo=repo, issue=issue, **kw)
+    return out, eng
+
+
+def calls(eng: ScriptedEngine, kind: str) -> list[tuple]:
+    """The scripted engine's recorded calls of one kind."""
+    return [c for c in eng.calls if c[0] == kind]
