@@ -105,7 +105,7 @@ class Agent(Phases):
         self.engine.reset()
         return self.run()
 
-    # ------------------------------------------------------------------ candidates from one snapshot
+    # ------------------------------------------------------------------ turns: free text, candidates from one snapshot
     def _ask(self, prompt: str, subtask: str, kind: SegmentKind, max_tokens: int) -> StepRecord:
         """A short greedy free-text turn (a plan, a view request); its reply stays in the cache and the trajectory."""
         self._check_limits()
@@ -207,7 +207,8 @@ class Agent(Phases):
             cand.error = f"format: {exc}"
         rec.observation = {**(rec.observation or {}), "error": cand.error,
                            "verdict": cand.verdict.describe() if cand.verdict else None,
-                           "tests": cand.report.summary() if cand.report else None}
+                           "tests": cand.report.summary() if cand.report else None,
+                           **({"held": f"no longer calls {', '.join(cand.bypasses)}"} if cand.bypasses else {})}
         self.ui.note(f"candidate {cand.n}: {cand.error or (cand.verdict.describe() if cand.verdict else '-')}")
         self._save_step(rec)
         return cand.accepted

@@ -176,6 +176,7 @@ def test_a_fix_that_works_around_a_shown_helper_is_held_while_the_others_are_tri
     assert out.result.status == "resolved" and out.result.candidates == 2, out.result.reason
     patch = Path(out.result.patch_path).read_text()
     assert "+    return a[0] <= b[1] and b[0] <= a[1]" in patch and "current[0] <=" not in patch
+    assert [s.observation.get("held") for s in load(out.trajectory).steps if s.gen] == ["no longer calls overlaps", None]
     held, _ = run(make_repo(tmp_path / "b", ex), [INLINED, WRONG_DEF, WRONG_DEF], "agent.candidates=3",
                   "agent.max_debug_rounds=0", issue=INTERVALS_ISSUE)
     assert held.result.status == "resolved" and held.result.candidates == 3, held.result.reason
