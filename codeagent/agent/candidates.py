@@ -140,6 +140,14 @@ def dropped_calls(old: str, new: str, names: set[str]) -> list[str]:
     return sorted((called(old) & names) - called(new))
 
 
+def bypassed(cand: Candidate, shown: list[phases.Shown]) -> list[str]:
+    """The shown definitions (not tests) that the definitions ``cand`` rewrote called and its code no longer calls."""
+    mine = [d for d in shown if d.ref.split("::")[-1] in cand.replaced]
+    helpers = {d.ref.split("::")[-1].split(".")[-1] for d in shown
+               if d not in mine and not phases.touches_tests(d.ref.split("::")[0])}
+    return dropped_calls("".join(d.code for d in mine), cand.code, helpers)
+
+
 def try_repro(cand: Candidate, action, ctx: ToolContext, files: Files, tool, index=None) -> None:
     """Write a reproduction test with ``tool`` (create) and run it alone: it must fail, by an assertion or an
     exception the repository's code raises (``phases.repro_failures``). Its imports of the repository's

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from codeagent.agent import branches, phases, verify
-from codeagent.agent.candidates import Candidate, Files, dropped_calls, try_fix, try_repro
+from codeagent.agent.candidates import Candidate, Files, bypassed, try_fix, try_repro
 from codeagent.agent.config import AgentConfig
 from codeagent.agent.events import (ContextLimit, EngineFailure, FormatError, Interrupted, Terminate,
                                     TimeLimit, TokenLimit, Unresolved)
@@ -219,10 +219,7 @@ class Agent(Phases):
         try_fix(cand, action, self.ctx, self.files, self.tools["replace"], self.before, self.targets, self.groups)
         self.index.refresh()
         if cand.accepted and self.loc is not None:
-            mine = [d for d in self.loc.shown if d.ref.split("::")[-1] in cand.replaced]
-            helpers = {d.ref.split("::")[-1].split(".")[-1] for d in self.loc.shown
-                       if d not in mine and not phases.touches_tests(d.ref.split("::")[0])}
-            cand.bypasses = dropped_calls("".join(d.code for d in mine), cand.code, helpers)
+            cand.bypasses = bypassed(cand, self.loc.shown)
             if cand.bypasses:
                 self.ui.note(f"candidate {cand.n} passes but no longer calls {', '.join(cand.bypasses)}: "
                              "trying the others first")
