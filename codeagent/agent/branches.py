@@ -82,7 +82,7 @@ def find(engine: ModelEngine, snap: Any, shown: list[Shown], primer: str, close:
         engine.start_assistant(info)
         engine.append(primer, info)
         scores = engine.score_text(d.code + close, info)
-        found.append(branch_points(d.ref, d.ref.split("::")[-1], d.code, d.language, scores, tagger))
+        found.append(branch_points(d.ref, d.name, d.code, d.language, scores, tagger))
     return found
 
 

@@ -142,9 +142,8 @@ def dropped_calls(old: str, new: str, names: set[str]) -> list[str]:
 
 def bypassed(cand: Candidate, shown: list[phases.Shown]) -> list[str]:
     """The shown definitions (not tests) that the definitions ``cand`` rewrote called and its code no longer calls."""
-    mine = [d for d in shown if d.ref.split("::")[-1] in cand.replaced]
-    helpers = {d.ref.split("::")[-1].split(".")[-1] for d in shown
-               if d not in mine and not phases.touches_tests(d.ref.split("::")[0])}
+    mine = [d for d in shown if d.name in cand.replaced]
+    helpers = {d.name.split(".")[-1] for d in shown if d not in mine and not phases.touches_tests(d.path)}
     return dropped_calls("".join(d.code for d in mine), cand.code, helpers)
 
 

@@ -163,10 +163,10 @@ class Agent(Phases):
     def _branch_heads(self, snap, language: str | None, k: int, greedy: Candidate) -> list[str]:
         """Starts of up to ``k`` replies at the branch points of the shown code (none used before in the run, none the
         ``greedy`` reply already took; first those of a definition it restated unchanged)."""
-        shown = [d for d in (self.loc.shown if self.loc else []) if not phases.touches_tests(d.ref.split("::")[0])]
+        shown = [d for d in (self.loc.shown if self.loc else []) if not phases.touches_tests(d.path)]
         found = branches.find(self.engine, snap, shown, self.format.primer(language), self.format.stop()[0], language)
         self.prefill_saved += snap.logical * len(shown)
-        first = {d.ref for d in shown if greedy.unchanged and d.ref.split("::")[-1] in greedy.replaced}
+        first = {d.ref for d in shown if d.name in greedy.replaced} if greedy.unchanged else set()
         heads = [b.head for b in branches.choose(found, k, self.branched, replies=[greedy.code], first=first)]
         self.branched.update(heads)
         self.ui.note(f"{len(heads)} branch point(s) of {sum(map(len, found))}")

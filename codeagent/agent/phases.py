@@ -105,6 +105,16 @@ class Shown:
     language: str
     code: str
 
+    @property
+    def path(self) -> str:
+        """The file, as the ref names it."""
+        return self.ref.split("::")[0]
+
+    @property
+    def name(self) -> str:
+        """The qualified name (``Class.method`` for a method)."""
+        return self.ref.split("::")[-1]
+
 
 @dataclass
 class Localization:
@@ -154,7 +164,7 @@ def localize(index: SymbolIndex, issue: str, report: TestReport | None, max_show
             continue
         if sym.kind == "class" and sym.end_line - sym.start_line > 40:
             continue  # a big class: its methods are ranked on their own
-        if any(d.ref.split("::")[0] == sym.path and d.start <= sym.end_line and sym.start_line <= d.end
+        if any(d.path == sym.path and d.start <= sym.end_line and sym.start_line <= d.end
                for d in loc.shown):
             continue  # a class whose method is shown (or the reverse) would show the same lines twice
         lines = sym.end_line - sym.start_line + 1
