@@ -339,6 +339,6 @@ def edit_targets(text: str, shown: list[Shown]) -> tuple[tuple[int, int], ...]:
         if i < 0:
             continue
         at = i + len(d.code)
-        if not touches_tests(d.ref):
+        if not touches_tests(d.path):
             out.append((i, at))
     return tuple(out)

@@ -41,7 +41,7 @@ class Phases:
         self.ui.phase("localize", 0, 0, "ranking definitions by the issue and the traceback")
         loc = phases.localize(self.index, self.traj.issue, self.before if self.targets else None,
                               self.cfg.max_shown_definitions)
-        self.ctx.extra["shown"] = [d.ref for d in loc.shown if not phases.touches_tests(d.ref)]
+        self.ctx.extra["shown"] = [d.ref for d in loc.shown if not phases.touches_tests(d.path)]
         self.loc = loc
         rec = self._record("localize")
         rec.observation = {"shown": [d.ref for d in loc.shown], "top": [(round(s, 2), x.ref) for s, x in

@@ -55,3 +55,14 @@ def test_a_reproduction_that_raises_in_itself_is_rejected() -> None:
     assert phases.repro_failures(report, path)[1] == ""  # raised by the code under test: a reproduction
     report.details[f"{path}::t1"] = "AssertionError: 1 != 2\ntests/test_issue_reproduction.py:4: in t1"
     assert phases.repro_failures(report, path)[1] == ""
+
+
+def test_edit_targets_leave_out_test_definitions_in_any_language() -> None:
+    """A repair rewrites code, never tests: a Go or JS test definition is not an edit target even though its
+    ref (``x_test.go::TestX``) does not itself end like a test file."""
+    shown = [phases.Shown("store.go::Get", 1, 3, "go", "func Get(k string) int {\n\treturn 0\n}\n"),
+             phases.Shown("store_test.go::TestGet", 1, 3, "go", "func TestGet(t *testing.T) {\n\tGet(\"a\")\n}\n"),
+             phases.Shown("src/a.test.js::adds", 1, 2, "javascript", "test('adds', () => add(1, 2));\n")]
+    text = "".join(d.code for d in shown)
+    targets = phases.edit_targets(text, shown)
+    assert targets == ((0, len(shown[0].code)),)
