@@ -112,9 +112,13 @@ class KVConfig(BaseModel):
     pinned_cap: float = Field(0.75, gt=0.0, le=1.0)
     """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
     pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
-    """Past the pinned cap: unpin the lowest-scoring pinned lines so they compete with the rest like any other
-    slot (release_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way the issue and
+    """Past the pinned cap: unpin pinned lines, in the order ``release_by`` gives, so they compete with the rest
+    like any other slot (release_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way the issue and
     the caller's protected spans stay."""
+    release_by: Literal["uses", "score"] = "uses"
+    """Which pinned lines release_lowest unpins first: those defining the names the session uses least
+    (uses: a definition used three times or more counts as used, the score orders lines within a count, as a
+    repository map ranks definitions by references), or simply the lowest mean score (score)."""
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""

@@ -26,6 +26,7 @@ from codeagent.kvcache.named import issue_names, naming_mask
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
+from codeagent.kvcache.uses import count, defined_names, definitions
 from codeagent.protocols import Generation, KVStats, TokenCallback, TokenScore
 
 
@@ -205,7 +206,7 @@ class Engine:
         self.table.accumulate(mass, obs, ctx.queries, ctx.obs_queries, self.kv_cfg.attn_decay, self.steps)
 
     def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo,
-                  protect: list[bool] | None = None) -> None:
+                  protect: list[bool] | None = None, names: list[str | None] | None = None) -> None:
         n = len(ids)
         self.table.extend(
             n,
@@ -220,6 +221,7 @@ class Engine:
             boundary=torch.tensor([t.is_boundary for t in tags], dtype=torch.bool),
             eol=torch.tensor([self._ends_line(i) for i in ids], dtype=torch.bool),
             protect=info.pinned if protect is None else torch.tensor(protect, dtype=torch.bool),
+            name=-1 if names is None else torch.tensor(self.state.name_ids(names), dtype=torch.long),
         )
         self.logical += n
 
@@ -232,9 +234,10 @@ class Engine:
 
     def append_tokens(self, ids: list[int], tags: list[TokenTag] | None = None, info: SpanInfo | None = None,
                       kinds: list[SegmentKind] | None = None, compress: bool = True,
-                      protect: list[bool] | None = None) -> int:
+                      protect: list[bool] | None = None, names: list[str | None] | None = None) -> int:
         """Prefill token ids (chunked), tagged, letting the manager make room first; ``protect`` marks single
-        tokens to keep verbatim (default: all or none, as ``info.pinned`` says)."""
+        tokens to keep verbatim (default: all or none, as ``info.pinned`` says); ``names``: per token, the
+        name its definition header binds (``uses.defined_names``)."""
         info = info or SpanInfo()
         n = len(ids)
         if n == 0:
@@ -251,7 +254,7 @@ class Engine:
             if compress:
                 self.manager.before_append(self.state, len(part))
             self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info,
-                           None if protect is None else protect[s:s + chunk])
+                           None if protect is None else protect[s:s + chunk], None if names is None else names[s:s + chunk])
             self.manager.pin_rows(self.state, len(part))
             self._forward(part)
         self.segments += 1
@@ -269,7 +272,8 @@ class Engine:
         info = info or SpanInfo()
         ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
-        return self.append_tokens(ids, tags, info, compress=compress, protect=self._protect(text, offsets, tags, info))
+        return self.append_tokens(ids, tags, info, compress=compress, protect=self._protect(text, offsets, tags, info),
+                                  names=self._names(text, offsets, tags))
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -280,6 +284,14 @@ class Engine:
         body, offsets = self._encode(content, content=True)
         tail, _ = self._encode(piece.text[piece.end:])
         return MessageTokens(head, body, offsets, tail)
+
+    def _names(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag]) -> list[str | None]:
+        """Count the identifiers ``text`` uses and the definitions it holds; per token, the name its definition
+        header binds."""
+        names = defined_names(text, offsets, tags)
+        self.state.uses.update(count(text))
+        self.state.defs.update(definitions(names))
+        return names
 
     def _protect(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo
                  ) -> list[bool] | None:
@@ -305,7 +317,8 @@ class Engine:
         kinds = [SegmentKind.TEMPLATE] * len(head) + [info.kind] * len(body) + [SegmentKind.TEMPLATE] * len(tail)
         body_mask = self._protect(content, msg.offsets, body_tags, info)  # per token when only a part is protected
         protect = None if body_mask is None else [False] * len(head) + body_mask + [False] * len(tail)
-        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, protect=protect)
+        names = [None] * len(head) + self._names(content, msg.offsets, body_tags) + [None] * len(tail)
+        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, protect=protect, names=names)
 
     def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Append the template's generation prompt (e.g. ``<|im_start|>assistant\\n``)."""
@@ -401,6 +414,7 @@ class Engine:
                 if reason == "stop":
                     break
         self._interrupt = False
+        self.state.uses.update(count(text))
         self.segments += 1
         if on_token and len(text) > emitted and not text.endswith("\ufffd"):
             on_token(text[emitted:])
@@ -426,6 +440,9 @@ class Engine:
             sub = full[s:e]
             local = [(max(a - s, 0), max(min(b, e) - s, 0)) for a, b in offsets]
             tags = self.tagger.tag(sub, local, info)
+            found = defined_names(sub, local, tags)
+            self.state.defs.update(definitions(found))
+            names = self.state.name_ids(found)
             for i, ((a, b), t) in enumerate(zip(offsets, tags)):
                 if not (a >= s and b <= e and b > a):
                     continue
@@ -441,6 +458,7 @@ class Engine:
                 c["depth"][j] = t.depth
                 c["boundary"][j] = t.is_boundary
                 c["protect"][j] = info.pinned
+                c["name"][j] = names[i]
                 changed += 1
         self.manager.after_retag(self.state)
         return changed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import torch
@@ -51,6 +52,23 @@ class CacheState:
     counters: KVCounters = field(default_factory=KVCounters)
     named: set[str] = field(default_factory=set)
     """Identifiers the issue spans name: headers defining one of them are protected (``kv.pin_named``)."""
+    names: dict[str, int] = field(default_factory=dict)
+    """Names definition headers bind, by id (the slot table's ``name`` column)."""
+    uses: Counter[str] = field(default_factory=Counter)
+    """How often the session has written each identifier (appended and generated text)."""
+    defs: Counter[str] = field(default_factory=Counter)
+    """How many definition headers of each name the session holds."""
+
+    def name_ids(self, names: list[str | None]) -> list[int]:
+        """Stable ids of ``names`` (-1 for None), new names registered."""
+        return [-1 if n is None else self.names.setdefault(n, len(self.names)) for n in names]
+
+    def name_refs(self) -> torch.Tensor:
+        """References to each registered name by id: its uses besides its definitions."""
+        out = torch.zeros(len(self.names), dtype=torch.long)
+        for name, i in self.names.items():
+            out[i] = max(self.uses[name] - self.defs[name], 0)
+        return out
 
     def subtask_index(self, name: str | None) -> int:
         """Stable small integer for a subtask name (-1 for none)."""

@@ -21,6 +21,8 @@ STATE_FACTOR = {State.ACTIVE: 1.0, State.STAGED: 0.8, State.COMMITTED: 0.5, Stat
 """``ranking="factor"``: multiplier on the base score by lifecycle state."""
 STATE_PRIORITY = {State.ACTIVE: 3.0, State.STAGED: 2.0, State.COMMITTED: 1.0, State.EVICTABLE: 0.0, State.PINNED: 4.0}
 """``ranking="priority"``: added to a base score in [0, 1], so slots are evicted state by state."""
+USED = 3
+"""``release_by="uses"``: uses past which a definition counts as simply used (the score decides among them)."""
 
 
 def _by_state(view: CacheView, values: dict[State, float], fill: float) -> torch.Tensor:
@@ -70,6 +72,7 @@ class Lifecycle:
     fold_commits: Literal["eager", "pressure"] = "pressure"
     pinned_cap: float = 0.75
     pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
+    release_by: Literal["uses", "score"] = "uses"
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -132,8 +135,8 @@ class Lifecycle:
                 apply(plan, f"commit {name}")
 
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
-        """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or
-        release the lowest-scoring ones to the active state (``pinned_overflow``)."""
+        """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or release whole
+        lines to the active state (``pinned_overflow``), the least used definitions first (``release_by``)."""
         t = state.table
         cap = int(self.pinned_cap * budget)
         is_pinned = t["state"] == int(State.PINNED)
@@ -142,10 +145,11 @@ class Lifecycle:
             return
         # the caller's protected slots and the issue (the task itself) are never released or merged
         pinned = (is_pinned & ~t["protect"] & (t["kind"] != int(SegmentKind.ISSUE))).nonzero()[:, 0]
-        if self.pinned_overflow == "release_lowest":  # whole lines, the lowest mean score first
+        if self.pinned_overflow == "release_lowest":  # whole lines, the least used, then the lowest scoring first
             view = CacheView.of(state)
             scores = self.scores(view)
-            lines = sorted(line_units(view, pinned), key=lambda u: float(scores[u].mean()))
+            refs = view.refs().clamp(max=USED) if self.release_by == "uses" else torch.zeros(len(view), dtype=torch.long)
+            lines = sorted(line_units(view, pinned), key=lambda u: (int(refs[u].max()), float(scores[u].mean())))
             out: list[int] = []
             for u in lines:
                 if len(out) >= excess:

@@ -1,0 +1,93 @@
+"""Definitions ranked by use, as a repository map ranks them: the name each definition header binds (a
+function, a class, a module-level binding, an import) and how often the session writes each name.
+
+Past the pinned cap the lifecycle releases the least-used definitions first: a helper the session calls
+five times outlives a hook nothing calls, whatever format the session is in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Sequence
+
+from codeagent.kvcache.named import HEADERS, defined_name
+from codeagent.kvcache.tags import BlockType, TokenTag
+
+IDENT = re.compile(r"[A-Za-z_]\w*")
+_ESCAPE = re.compile(r"\\[nrtbfu\"\\/]")
+_PY_FROM = re.compile(r"^\s*from\s+\S+\s+import\s+(.+)$")
+_IMPORT = re.compile(r"^\s*import\s+(.+?)(?:\s+from\s+\S+)?\s*;?\s*$")
+_USE = re.compile(r"^\s*(?:pub\s+)?use\s+(.+?);?\s*$")
+_GO_SPEC = re.compile(r"(?:([A-Za-z_]\w*)\s+)?\"([^\"]+)\"")
+_KEYWORD = re.compile(r"\b(?:from\s+\S+\s+import|import|(?:pub\s+)?use)\b")
+_FROM_JS = re.compile(r"\bfrom\s+[\"']")
+
+
+def count(text: str) -> Counter[str]:
+    """How often each identifier occurs in ``text`` (a file inside a JSON string counts as the file: the
+    ``n`` of an escaped newline is not part of the name after it)."""
+    return Counter(IDENT.findall(_ESCAPE.sub(" ", text)))
+
+
+def import_names(statement: str) -> list[str]:
+    """The names an import statement binds: ``from m import (a, b as c)`` -> a, c; ``import a.b`` -> a;
+    ``import x, {y as z} from "m"`` -> x, z; ``use a::b::{c, d};`` -> c, d; Go's ``import (f "fmt"; "net/http")``
+    -> f, http."""
+    statement = " ".join(statement.split())
+    start = _KEYWORD.search(statement)  # text before the statement on its line (a JSON key, a line number)
+    statement = statement[start.start():] if start else statement
+    if '"' in statement and not _FROM_JS.search(statement):  # Go: an optional alias before each quoted path
+        specs = _GO_SPEC.findall(re.sub(r"^\s*import\b", "", statement))
+        return [a or p.rsplit("/", 1)[-1] for a, p in specs
+                if IDENT.fullmatch(a or p.rsplit("/", 1)[-1])]
+    m = _USE.match(statement)
+    if m:
+        tail = m.group(1).split("::")[-1]
+        names = (re.split(r"\s+as\s+", p)[-1].strip() for p in tail.strip("{} ").split(","))
+        return [n for n in names if IDENT.fullmatch(n) and n != "self"]
+    m = _PY_FROM.match(statement) or _IMPORT.match(statement)
+    if not m:
+        return []
+    out = []
+    for part in re.split(r"[,{}()]", m.group(1)):
+        part = part.strip()
+        if re.search(r"\s+as\s+", part):
+            name = re.split(r"\s+as\s+", part)[-1].strip()
+        else:
+            name = re.split(r"[.\s]", part)[0] if part else ""
+        if IDENT.fullmatch(name) and name not in ("type", "typeof"):
+            out.append(name)
+    return out
+
+
+def defined_names(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[TokenTag]) -> list[str | None]:
+    """Per token: the name its definition header binds (the whole header of a function, class or
+    module-level binding; the name itself in an import), None elsewhere."""
+    out: list[str | None] = [None] * len(tags)
+    blocks: dict[int, list[int]] = {}
+    for i, tag in enumerate(tags):
+        if tag.block_id >= 0 and (tag.block_type in HEADERS or tag.block_type == BlockType.IMPORT):
+            blocks.setdefault(tag.block_id, []).append(i)
+    for idx in blocks.values():
+        start, end = offsets[idx[0]][0], offsets[idx[-1]][1]
+        # from the start of the line: a real newline, or an escaped one when the code sits in a JSON string
+        escaped = text.rfind("\\n", 0, start + 1)
+        a = max(text.rfind("\n", 0, start) + 1, escaped + 2 if escaped >= 0 else 0)
+        statement = _ESCAPE.sub(" ", text[a:end])
+        if tags[idx[0]].block_type != BlockType.IMPORT:
+            name = defined_name(statement)
+            for i in idx:
+                out[i] = name
+            continue
+        for name in import_names(statement):
+            for m in re.finditer(rf"\b{re.escape(name)}\b", text[a:end]):
+                for i in idx:
+                    if offsets[i][0] < a + m.end() and offsets[i][1] > a + m.start():
+                        out[i] = name
+    return out
+
+
+def definitions(names: Sequence[str | None]) -> Counter[str]:
+    """How many definitions of each name per-token ``names`` (``defined_names``) hold: one per run."""
+    return Counter(n for i, n in enumerate(names) if n is not None and (i == 0 or names[i - 1] != n))

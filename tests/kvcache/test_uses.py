@@ -1,0 +1,120 @@
+"""Definitions ranked by use: the names headers bind, how often the session uses them, and the pinned
+cap releasing the least-used definitions first."""
+
+from __future__ import annotations
+
+import json
+
+from codeagent.kvcache.tagger import StructureTagger
+from codeagent.kvcache.tags import SegmentKind, SpanInfo, State
+from codeagent.kvcache.uses import count, defined_names, definitions, import_names
+
+
+def test_import_names_in_several_languages():
+    cases = {
+        "from m import a, b as c": ["a", "c"], "import a.b": ["a"], "import a.b as c, d": ["c", "d"],
+        "from x import (\n    alpha,\n    beta as gamma,\n)": ["alpha", "gamma"],
+        'import x, {y as z} from "m";': ["x", "z"], "use std::fs;": ["fs"], "use a::b::{c, d};": ["c", "d"],
+        'import "fmt"': ["fmt"], 'import (\n\tf "fmt"\n\t"net/http"\n)': ["f", "http"],
+        "from m import *": [], "x = 1": [],
+    }
+    for statement, names in cases.items():
+        assert import_names(statement) == names, statement
+
+
+def test_count_reads_a_file_inside_a_json_string_as_the_file():
+    text = json.dumps({"content": "import os\nKEY = 1\n\tuse(KEY)\n"})
+    uses = count(text)
+    assert uses["KEY"] == 2 and uses["os"] == 1
+    assert "nKEY" not in uses and "tuse" not in uses
+
+
+def _chars(text: str) -> list[tuple[int, int]]:
+    return [(i, i + 1) for i in range(len(text))]
+
+
+def test_defined_names_mark_headers_and_imported_names_raw_and_in_json():
+    code = "import os\nfrom pkg.mod import helper, Thing as T\n\nLIMIT = 3\n\n\ndef run(x):\n    return helper(x)\n"
+    for text in (code, json.dumps({"path": "a.py", "content": code})):
+        offsets = _chars(text)
+        tags = StructureTagger().tag(text, offsets, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        names = defined_names(text, offsets, tags)
+        at = {name: "".join(text[i] for i, n in enumerate(names) if n == name) for name in set(names) - {None}}
+        assert set(at) == {"os", "helper", "T", "LIMIT", "run"}, text
+        assert at["os"] == "os" and at["T"] == "T"  # an import marks the names it binds, not the module path
+        assert "def run(x):" in at["run"] and "LIMIT = 3" in at["LIMIT"]
+        assert all(n is None for i, n in enumerate(names) if text.startswith("return", i))  # a body binds nothing
+        assert definitions(names) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
+
+
+def test_a_name_defined_twice_is_referenced_only_by_its_other_uses(make_engine):
+    """Two classes each define ``__init__``: neither counts the other's header as a reference."""
+    eng = make_engine(policy="default")
+    code = "class A:\n    def __init__(self):\n        pass\n\n\nclass B:\n    def __init__(self):\n        A()\n"
+    eng.append_message("user", code, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    assert eng.state.defs["__init__"] == 2 and eng.state.defs["A"] == 1
+    refs = eng.state.name_refs()
+    assert int(refs[eng.state.names["__init__"]]) == 0 and int(refs[eng.state.names["A"]]) == 1
+
+
+VIEW = """import os
+import sys
+
+LIMIT_KEY = make_key()
+OTHER_KEY = make_key()
+
+
+def alpha(value):
+    return value + 1
+
+
+def beta(value):
+    return value * 2
+
+
+def gamma(value):
+    return value - 3
+"""
+
+
+def _pinned_lines(eng) -> str:
+    t = eng.table
+    return eng.tok.decode(t["token"][t["state"] == int(State.PINNED)].tolist())
+
+
+def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_engine):
+    """``LIMIT_KEY`` is used four times after the view, nothing else is. By score its line (a module binding,
+    weight 0.8) goes before the signatures (1.0); by use it outlives them."""
+    kept = {}
+    for release_by in ("score", "uses"):
+        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, release_by=release_by,
+                          pinned_cap=0.5)
+        eng.append_message("user", "Fix the stash lookup.", SpanInfo(kind=SegmentKind.ISSUE))
+        eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        eng.append_message("user", "stash[LIMIT_KEY] = 1\nstash.get(LIMIT_KEY)\ndel stash[LIMIT_KEY]\n"
+                           "assert LIMIT_KEY not in stash\n", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+        assert eng.state.uses["LIMIT_KEY"] == 5 and eng.state.uses["alpha"] == 1
+        refs = dict(zip(eng.table["name"].tolist(), eng.manager.view(eng.state).refs().tolist()))
+        assert refs[eng.state.names["LIMIT_KEY"]] == 4 and refs[eng.state.names["alpha"]] == 0
+        pinned = int((eng.table["state"] == int(State.PINNED)).sum())
+        eng.manager.enforce(eng.state, budget=pinned)  # half of the pins may stay, the issue among them
+        assert eng.state.counters.pinned_overflow > 0
+        kept[release_by] = _pinned_lines(eng)
+    assert "LIMIT_KEY = make_key()" in kept["uses"]
+    assert "OTHER_KEY" not in kept["uses"] and "def alpha" not in kept["uses"]
+    assert "LIMIT_KEY" not in kept["score"]
+
+
+def test_generated_text_counts_and_a_snapshot_keeps_the_counts(make_engine):
+    eng = make_engine(policy="default")
+    eng.append_message("user", "def lookup(key):\n    return key\n", SpanInfo(kind=SegmentKind.FILE_VIEW,
+                                                                              language="python"))
+    before = eng.state.uses["lookup"]
+    snap = eng.snapshot()
+    eng.append_message("user", "Write one line calling lookup.", SpanInfo(kind=SegmentKind.TEXT))
+    eng.start_assistant()
+    gen = eng.generate(12)
+    assert eng.state.uses["lookup"] == before + 1 + count(gen.text)["lookup"]
+    eng.restore(snap)
+    assert eng.state.uses["lookup"] == before
+    assert int((eng.table["name"] == eng.state.names["lookup"]).sum()) > 0
