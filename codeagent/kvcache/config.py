@@ -117,8 +117,9 @@ class KVConfig(BaseModel):
     the caller's protected spans stay."""
     release_by: Literal["uses", "score"] = "uses"
     """Which pinned lines release_lowest unpins first: those defining the names the session uses least
-    (uses: a definition used three times or more counts as used, the score orders lines within a count, as a
-    repository map ranks definitions by references), or simply the lowest mean score (score)."""
+    (uses: a definition used three times or more counts as used, and so does a module constant nothing uses
+    yet, which code not shown yet will; the score orders lines within a count, as a repository map ranks
+    definitions by references), or simply the lowest mean score (score)."""
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""

@@ -84,11 +84,12 @@ def _pinned_lines(eng) -> str:
 
 def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_engine):
     """``LIMIT_KEY`` is used four times after the view, nothing else is. By score its line (a module binding,
-    weight 0.8) goes before the signatures (1.0); by use it outlives them."""
+    weight 0.8) goes before the signatures (1.0); by use it outlives them, and so does ``OTHER_KEY``, a constant
+    nothing uses yet (code not shown yet will), while the unused functions and imports go."""
     kept = {}
     for release_by in ("score", "uses"):
         eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, release_by=release_by,
-                          pinned_cap=0.5)
+                          pinned_cap=0.6)
         eng.append_message("user", "Fix the stash lookup.", SpanInfo(kind=SegmentKind.ISSUE))
         eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
         eng.append_message("user", "stash[LIMIT_KEY] = 1\nstash.get(LIMIT_KEY)\ndel stash[LIMIT_KEY]\n"
@@ -97,11 +98,11 @@ def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_
         refs = dict(zip(eng.table["name"].tolist(), eng.manager.view(eng.state).refs().tolist()))
         assert refs[eng.state.names["LIMIT_KEY"]] == 4 and refs[eng.state.names["alpha"]] == 0
         pinned = int((eng.table["state"] == int(State.PINNED)).sum())
-        eng.manager.enforce(eng.state, budget=pinned)  # half of the pins may stay, the issue among them
+        eng.manager.enforce(eng.state, budget=pinned)  # 60% of the pins may stay, the issue among them
         assert eng.state.counters.pinned_overflow > 0
         kept[release_by] = _pinned_lines(eng)
-    assert "LIMIT_KEY = make_key()" in kept["uses"]
-    assert "OTHER_KEY" not in kept["uses"] and "def alpha" not in kept["uses"]
+    assert "LIMIT_KEY = make_key()" in kept["uses"] and "OTHER_KEY = make_key()" in kept["uses"]
+    assert "def alpha" not in kept["uses"] and "import os" not in kept["uses"]
     assert "LIMIT_KEY" not in kept["score"]
 
 

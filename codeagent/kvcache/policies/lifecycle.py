@@ -13,7 +13,7 @@ from codeagent.kvcache import lifecycle
 from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.policies.base import Apply, Policy, from_settings, line_units
 from codeagent.kvcache.state import CacheState
-from codeagent.kvcache.tags import SegmentKind, State
+from codeagent.kvcache.tags import BlockType, SegmentKind, State
 from codeagent.kvcache.view import CacheView
 from codeagent.protocols import CompressionPlan
 
@@ -134,6 +134,15 @@ class Lifecycle:
             if plan is not None:
                 apply(plan, f"commit {name}")
 
+    @staticmethod
+    def _uses(view: CacheView) -> torch.Tensor:
+        """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
+        ``USED``. A module binding the session never uses counts as used: a constant is defined to be used,
+        so one the shown code never reads is waiting for code not shown yet."""
+        refs = view.refs().clamp(max=USED)
+        waiting = (view.table["block_type"] == int(BlockType.GLOBAL)) & (refs == 0)
+        return torch.where(waiting, USED, refs)
+
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
         """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or release whole
         lines to the active state (``pinned_overflow``), the least used definitions first (``release_by``)."""
@@ -148,7 +157,7 @@ class Lifecycle:
         if self.pinned_overflow == "release_lowest":  # whole lines, the least used, then the lowest scoring first
             view = CacheView.of(state)
             scores = self.scores(view)
-            refs = view.refs().clamp(max=USED) if self.release_by == "uses" else torch.zeros(len(view), dtype=torch.long)
+            refs = self._uses(view) if self.release_by == "uses" else torch.zeros(len(view), dtype=torch.long)
             lines = sorted(line_units(view, pinned), key=lambda u: (int(refs[u].max()), float(scores[u].mean())))
             out: list[int] = []
             for u in lines:
