@@ -113,8 +113,8 @@ class KVConfig(BaseModel):
     """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
     pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
     """Past the pinned cap: unpin pinned lines, in the order ``release_by`` gives, so they compete with the rest
-    like any other slot (release_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way the issue and
-    the caller's protected spans stay."""
+    like any other slot (release_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way
+    the issue and the caller's protected spans stay."""
     release_by: Literal["uses", "score"] = "uses"
     """Which pinned lines release_lowest unpins first: those defining the names the session uses least
     (uses: a definition used three times or more counts as used, and so does a module constant nothing uses

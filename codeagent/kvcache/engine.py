@@ -254,7 +254,8 @@ class Engine:
             if compress:
                 self.manager.before_append(self.state, len(part))
             self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info,
-                           None if protect is None else protect[s:s + chunk], None if names is None else names[s:s + chunk])
+                           None if protect is None else protect[s:s + chunk],
+                           None if names is None else names[s:s + chunk])
             self.manager.pin_rows(self.state, len(part))
             self._forward(part)
         self.segments += 1
