@@ -70,6 +70,14 @@ class CacheState:
             out[i] = max(self.uses[name] - self.defs[name], 0)
         return out
 
+    def refs(self) -> torch.Tensor:
+        """Per slot: how often the session uses the name its definition header binds, besides its definitions
+        (0 outside definition headers). Computed on demand: only the pinned cap reads it."""
+        name = self.table["name"]
+        if not self.names:
+            return torch.zeros(len(self.table), dtype=torch.long)
+        return torch.where(name >= 0, self.name_refs()[name.clamp(min=0)], 0)
+
     def subtask_index(self, name: str | None) -> int:
         """Stable small integer for a subtask name (-1 for none)."""
         if name is None:

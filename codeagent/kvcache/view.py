@@ -19,13 +19,11 @@ class CacheView:
     logical: int
     step: int
     cache: object
-    name_refs: torch.Tensor | None = None
-    """References to each name a definition header binds, by name id (``CacheState.name_refs``)."""
 
     @classmethod
     def of(cls, state: CacheState) -> "CacheView":
         """The view of ``state`` now."""
-        return cls(state.table, state.logical, state.steps, state.cache, state.name_refs())
+        return cls(state.table, state.logical, state.steps, state.cache)
 
     def __len__(self) -> int:
         return len(self.table)
@@ -39,14 +37,6 @@ class CacheView:
         parts = [layer.keys[0].index_select(1, idx).permute(1, 0, 2).reshape(idx.numel(), -1)
                  for layer in self.cache.layers]
         return torch.stack(parts, dim=1).float()
-
-    def refs(self) -> torch.Tensor:
-        """Per slot: how often the session uses the name its definition header binds, besides its definitions
-        (0 outside definition headers)."""
-        name = self.table["name"]
-        if self.name_refs is None or self.name_refs.numel() == 0:
-            return torch.zeros(len(self), dtype=torch.long)
-        return torch.where(name >= 0, self.name_refs[name.clamp(min=0)], 0)
 
     def pinned(self) -> torch.Tensor:
         """Bool mask of pinned slots."""

@@ -95,7 +95,7 @@ def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_
         eng.append_message("user", "stash[LIMIT_KEY] = 1\nstash.get(LIMIT_KEY)\ndel stash[LIMIT_KEY]\n"
                            "assert LIMIT_KEY not in stash\n", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
         assert eng.state.uses["LIMIT_KEY"] == 5 and eng.state.uses["alpha"] == 1
-        refs = dict(zip(eng.table["name"].tolist(), eng.manager.view(eng.state).refs().tolist()))
+        refs = dict(zip(eng.table["name"].tolist(), eng.state.refs().tolist()))
         assert refs[eng.state.names["LIMIT_KEY"]] == 4 and refs[eng.state.names["alpha"]] == 0
         pinned = int((eng.table["state"] == int(State.PINNED)).sum())
         eng.manager.enforce(eng.state, budget=pinned)  # 60% of the pins may stay, the issue among them

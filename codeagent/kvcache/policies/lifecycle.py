@@ -135,12 +135,12 @@ class Lifecycle:
                 apply(plan, f"commit {name}")
 
     @staticmethod
-    def _uses(view: CacheView) -> torch.Tensor:
+    def _uses(state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
         ``USED``. A module binding the session never uses counts as used: a constant is defined to be used,
         so one the shown code never reads is waiting for code not shown yet."""
-        refs = view.refs().clamp(max=USED)
-        waiting = (view.table["block_type"] == int(BlockType.GLOBAL)) & (refs == 0)
+        refs = state.refs().clamp(max=USED)
+        waiting = (state.table["block_type"] == int(BlockType.GLOBAL)) & (refs == 0)
         return torch.where(waiting, USED, refs)
 
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
@@ -157,7 +157,7 @@ class Lifecycle:
         if self.pinned_overflow == "release_lowest":  # whole lines, the least used, then the lowest scoring first
             view = CacheView.of(state)
             scores = self.scores(view)
-            refs = self._uses(view) if self.release_by == "uses" else torch.zeros(len(view), dtype=torch.long)
+            refs = self._uses(state) if self.release_by == "uses" else torch.zeros(len(view), dtype=torch.long)
             lines = sorted(line_units(view, pinned), key=lambda u: (int(refs[u].max()), float(scores[u].mean())))
             out: list[int] = []
             for u in lines:
