@@ -3,7 +3,8 @@
 
 Shapes: a file view whose language is known (the agent's own view tool), the same file as a raw
 dump with no language (code found by content, language by grammar), a numbered ``cat -n`` view, a
-mini-swe-agent observation, a JSON tool result holding the file, and a diff of it.
+mini-swe-agent observation, a JSON tool result holding the file, a diff of it, and ``grep -n`` hits
+(every line naming ``self``: runs of neighbours parse together, a lone hit parses alone).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
     numbered = "".join(f"{i:>6}\t{ln}" for i, ln in enumerate(lines, 1))
     edited = [ln.rstrip("\n") + "  # edited\n" if i % 10 == 0 and ln.strip() else ln for i, ln in enumerate(lines)]
     diff = "".join(difflib.unified_diff(lines, edited, "a/argparse.py", "b/argparse.py"))
+    hits = "".join(f"lib/argparse.py:{i}:{ln}" for i, ln in enumerate(lines, 1) if "self" in ln)
     return {
         "file_view_known_language": (text, "FILE_VIEW", "python"),
         "raw_dump_no_language": (text, "TOOL_OUTPUT", None),
@@ -28,6 +30,7 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
         "minisweagent_observation": (f"<returncode>0</returncode>\n<output>\n{text}</output>", "TEXT", None),
         "json_result": (json.dumps({"path": "lib/argparse.py", "content": text}), "TOOL_OUTPUT", None),
         "diff": (diff, "TOOL_OUTPUT", None),
+        "search_hits": (hits, "TOOL_OUTPUT", None),
     }
 
 

@@ -3,10 +3,10 @@
 ``StructureTagger.intervals`` cuts a span's text into char intervals, each with a ``TokenTag``
 (block type, block id, nesting depth, boundary flag); ``tag`` maps a tokenizer's offsets onto
 those intervals. Code is found by content in any span (``tagger_content``): Markdown fences,
-numbered views, diff hunks, JSON strings holding a file, raw code runs. It is parsed with
-tree-sitter (per-language tables in ``tagger_rules``), in the language the span, a fence or a
-nearby path names, else the grammar with the fewest parse errors; a line/indent heuristic covers
-other languages or badly broken code. Tool calls in any syntax (``tagger_calls``) are TOOL_CALL,
+numbered views, diff hunks, search hits (``path:12:code``), JSON strings holding a file, raw code
+runs. It is parsed with tree-sitter (per-language tables in ``tagger_rules``), in the language the
+span, a fence or a nearby path names, else the grammar with the fewest parse errors; a line/indent
+heuristic covers other languages or badly broken code. Tool calls in any syntax (``tagger_calls``) are TOOL_CALL,
 test logs and tool output are cut into ERROR and LOG lines, prose into TEXT lines.
 """
 
@@ -23,7 +23,7 @@ from codeagent.kvcache.languages import language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import call_language, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, best_language, code_regions, diff_hunks, json_strings, numbered_rows,
+    GrepRow, Hunk, JsonString, best_language, code_regions, diff_hunks, grep_rows, json_strings, numbered_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -878,10 +878,11 @@ class StructureTagger:
     """Structural tags for spans of the conversation; block ids stay unique across calls.
 
     Code is found by content in every span: Markdown fences, line-numbered views (``cat -n``,
-    ``nl``, ``12 | x``), diff hunks (old and new side parsed apart), JSON strings holding a file,
-    and raw code found by line heuristics. The language comes from the span's info, a fence, a
-    path named nearby, or the grammar that parses the code with the fewest errors. Tool calls in
-    any syntax are TOOL_CALL; test logs are found by what the runner prints.
+    ``nl``, ``12 | x``), diff hunks (old and new side parsed apart), ``grep -n`` hits over several
+    files (each file's lines in its language), JSON strings holding a file, and raw code found by
+    line heuristics. The language comes from the span's info, a fence, a path named nearby, or the
+    grammar that parses the code with the fewest errors. Tool calls in any syntax are TOOL_CALL;
+    test logs are found by what the runner prints.
     """
 
     def __init__(self) -> None:
@@ -1015,6 +1016,9 @@ class StructureTagger:
             lang = language or self._path_language(text[: next((s for s, c, _e in rows if c >= 0), 0)])
             inner = "code" if default in ("code", "prose", "log") else default
             return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._lines(code, lang, inner))
+        hits = grep_rows(text)
+        if hits is not None:
+            return self._grep(text, hits, default)
         hunks = diff_hunks(text, 0, len(text))
         if hunks:
             return self._diff(text, hunks, language, default)
@@ -1049,6 +1053,28 @@ class StructureTagger:
                     _emit(out, code_start + max(s, pos) - pos, code_start + min(e, stop) - pos, tag)
                     k += 1
             pos = stop
+        return out
+
+    def _grep(self, text: str, rows: list[GrepRow], default: str) -> list[Interval]:
+        """Search hits: each run of consecutive lines of one file is code in that file's language (a lone
+        ``def f(x):`` hit is a signature), the ``path:12:`` prefix is NONE, other lines are ``default``."""
+        out: list[Interval] = []
+        runs: list[list[GrepRow]] = []
+        for r in rows:
+            if r.code < 0:
+                runs.append([r])
+            elif runs and runs[-1][-1].code >= 0 and runs[-1][-1].path == r.path and runs[-1][-1].line + 1 == r.line:
+                runs[-1].append(r)
+            else:
+                runs.append([r])
+        other = "log" if default == "log" else "prose"
+        for run in runs:
+            if run[0].code < 0:
+                out.extend(_shift(self._lines(text[run[0].start:run[0].end], None, other), run[0].start))
+                continue
+            lang = language_for_path(run[0].path)
+            out.extend(self._rows(text, [(r.start, r.code, r.end, True) for r in run],
+                                  lambda code: self._lines(code, lang, "code")))
         return out
 
     def _diff(self, text: str, hunks: list[Hunk], language: str | None, default: str) -> list[Interval]:

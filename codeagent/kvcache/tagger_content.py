@@ -1,4 +1,4 @@
-"""Where code sits in a span, by content: cheap line heuristics, numbering, diffs, JSON strings.
+"""Where code sits in a span, by content: line heuristics, numbering, search hits, diffs, JSON strings.
 
 Everything here works on plain text and char offsets and knows nothing about tags: the tagger
 (``tagger.py``) asks which lines are code, which prefix numbers a line, which hunk lines are old
@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Callable
+
+from codeagent.kvcache.languages import EXTENSIONS
 
 # ------------------------------------------------------------------------------ line labels
 CODE, WEAK, PROSE, LOG, BLANK = 2, 1, -1, -2, 0
@@ -172,6 +174,42 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
         return None
     return [(s, c, e) if c < 0 or (_NUMBERED.match(text, s, e).group(2).strip(" ") or " ") == sep else (s, -1, e)
             for s, c, e in rows]
+
+
+# ------------------------------------------------------------------------------ search hits
+_GREP_EXT = "|".join(sorted((e[1:] for e in EXTENSIONS), key=len, reverse=True))
+_GREP = re.compile(rf"((?:\.{{1,2}}/|/)?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_GREP_EXT}))([:\-])(\d+)\2")
+
+
+@dataclass(frozen=True)
+class GrepRow:
+    """One line of ``grep -n``/``git grep -n``/``rg -n`` output over several files."""
+
+    start: int
+    code: int
+    """Where the matched line's code starts; -1 for a line that is no hit (``--``, ``Binary file ...``)."""
+    end: int
+    path: str
+    line: int
+
+
+def grep_rows(text: str, start: int = 0, end: int | None = None) -> list[GrepRow] | None:
+    """Search hits as ``path:12:code`` (a match) or ``path-12-code`` (a context line, ``-C``): one row per line,
+    or None unless at least half the non-blank lines are hits and two name a file."""
+    end = len(text) if end is None else end
+    rows: list[GrepRow] = []
+    hits = nonblank = 0
+    for s, e in line_spans(text, start, end):
+        m = _GREP.match(text, s, e)
+        if m:
+            rows.append(GrepRow(s, m.end(), e, m.group(1), int(m.group(3))))
+            hits += 1
+        else:
+            rows.append(GrepRow(s, -1, e, "", 0))
+        nonblank += not text[s:e].isspace()
+    if hits < 2 or hits * 2 < nonblank:
+        return None
+    return rows
 
 
 # ------------------------------------------------------------------------------ diff hunks

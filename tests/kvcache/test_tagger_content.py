@@ -14,7 +14,7 @@ import pytest
 
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
-from codeagent.kvcache.tagger_content import code_regions, language_candidates, numbered_rows
+from codeagent.kvcache.tagger_content import code_regions, grep_rows, language_candidates, numbered_rows
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
 
@@ -96,6 +96,35 @@ def test_numbered_views_of_any_format(tagger, fmt):
             assert tag_at(ivs, m.start() + m.group(0).index(name)).block_type == kind, (fmt, name)
     assert found >= 3
     assert tag_at(ivs, 0).block_type == B.NONE  # the line number
+
+
+def test_search_hits_over_several_files_are_code_of_each_files_language(tagger):
+    """``grep -rn``/``git grep -n`` output: every hit is a line of code in its file's language, context runs
+    (``-C``) parse together, the ``path:12:`` prefix is NONE and the ``--`` between groups is not code."""
+    hits = [f"lib/textwrap.py:{i}:{line}" for i, line in enumerate(LINES, 1)
+            if line.lstrip().startswith(("def ", "class "))]
+    at = next(i for i, line in enumerate(LINES) if "def _split(" in line)
+    context = [f"lib/textwrap.py{'-:'[k == at]}{k + 1}{'-:'[k == at]}{LINES[k]}" for k in range(at - 1, at + 3)]
+    js = ["web/app.js:3:export function render(state, el) {\n", "web/app.js:9:const helper = (x) => x + 1;\n"]
+    text = "".join(hits[:6]) + "--\n" + "".join(context) + "--\n" + "".join(js)
+    assert grep_rows(text) is not None
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(text, ivs)
+    names = [re.search(r"(?:def|class) (\w+)", h).group(1) for h in hits[:6]] + ["_split"]
+    for name in names:
+        m = re.search(rf"(?:def|class) {name}\b", text)
+        assert tag_at(ivs, m.start() + m.group(0).index(name)).block_type in SIGNATURES, name
+    assert tag_at(ivs, 0).block_type == B.NONE  # the path:line prefix
+    assert tag_of(text, ivs, "render").block_type == B.FUNCTION_SIGNATURE  # the .js hit parsed as JavaScript
+    assert tag_of(text, ivs, "--\n").block_type in (B.TEXT, B.LOG)
+    body = text.index(LINES[at + 1].strip(), text.index("def _split("))
+    assert tag_at(ivs, body).block_type not in SIGNATURES | {B.LOG, B.TEXT}  # a context line of the function
+
+
+def test_lines_with_colons_are_not_search_hits():
+    assert grep_rows("note: 12: see above\nfoo.py is fine\n") is None
+    assert grep_rows("a.py:3:x = 1\nthen a long line of prose about it\nand another line of prose\n"
+                     "and a third one here\n") is None  # one hit among prose
 
 
 def test_prose_with_numbers_is_not_a_view():
