@@ -125,6 +125,12 @@ def test_lines_with_colons_are_not_search_hits():
     assert grep_rows("note: 12: see above\nfoo.py is fine\n") is None
     assert grep_rows("a.py:3:x = 1\nthen a long line of prose about it\nand another line of prose\n"
                      "and a third one here\n") is None  # one hit among prose
+    diagnostics = ["pkg/a.py:3:80: E501 line too long (88 > 79 characters)\n",  # flake8
+                   "pkg/a.py:12: error: Incompatible return value type (got \"int\", expected \"str\")\n",  # mypy
+                   "pkg/a.py:40: note: Revealed type is \"builtins.int\"\n",
+                   "/repo/tests/test_a.py:8: AssertionError: assert -1 == 5\n",  # pytest --tb=line
+                   "tests/test_a.py:8: in test_add\n"]
+    assert grep_rows("".join(diagnostics)) is None
 
 
 def test_prose_with_numbers_is_not_a_view():
