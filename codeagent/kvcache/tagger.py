@@ -6,8 +6,8 @@ those intervals. Code is found by content in any span (``tagger_content``): Mark
 numbered views, diff hunks, search hits (``path:12:code``), JSON strings holding a file, raw code
 runs. It is parsed with tree-sitter (per-language tables in ``tagger_rules``), in the language the
 span, a fence or a nearby path names, else the grammar with the fewest parse errors; a line/indent
-heuristic covers other languages or badly broken code. Tool calls in any syntax (``tagger_calls``) are TOOL_CALL,
-test logs and tool output are cut into ERROR and LOG lines, prose into TEXT lines.
+heuristic covers other languages or badly broken code. Tool calls in any syntax (``tagger_calls``)
+are TOOL_CALL, test logs and tool output are cut into ERROR and LOG lines, prose into TEXT lines.
 """
 
 from __future__ import annotations
