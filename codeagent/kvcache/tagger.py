@@ -24,6 +24,7 @@ from codeagent.kvcache.tagger_calls import call_language, looks_like_test_log, t
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     GrepRow, Hunk, JsonString, best_language, code_regions, diff_hunks, grep_rows, json_strings, numbered_rows,
+    outline_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -1016,7 +1017,7 @@ class StructureTagger:
             lang = language or self._path_language(text[: next((s for s, c, _e in rows if c >= 0), 0)])
             inner = "code" if default in ("code", "prose", "log") else default
             return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._lines(code, lang, inner))
-        hits = grep_rows(text)
+        hits = grep_rows(text) or outline_rows(text)
         if hits is not None:
             return self._grep(text, hits, default)
         hunks = diff_hunks(text, 0, len(text))
@@ -1056,8 +1057,9 @@ class StructureTagger:
         return out
 
     def _grep(self, text: str, rows: list[GrepRow], default: str) -> list[Interval]:
-        """Search hits: each run of consecutive lines of one file is code in that file's language (a lone
-        ``def f(x):`` hit is a signature), the ``path:12:`` prefix is NONE, other lines are ``default``."""
+        """Search hits or a repository map: each run of consecutive lines of one file is code in that file's
+        language (a lone ``def f(x):`` hit is a signature), the ``path:12:`` or ``│`` prefix is NONE, other lines
+        are ``default``."""
         out: list[Interval] = []
         runs: list[list[GrepRow]] = []
         for r in rows:

@@ -142,12 +142,12 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
 
 
 # ------------------------------------------------------------------------------ numbered lines
-_NUMBERED = re.compile(r" *(\d+)(\t|→| ?\| ?|: ?| {2})")
+_NUMBERED = re.compile(r" *(?:Line )?(\d+)(\t|→| ?\| ?|: ?| {2})")
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
-    """For a line-numbered view (``cat -n``, ``nl``, ``12 | x``, ``12: x``, ``12→x``): (line start,
-    code start, line end) per line, code start -1 for a line without a number; None if not numbered.
+    """For a line-numbered view (``cat -n``, ``nl``, ``12 | x``, ``12: x``, ``12→x``, SWE-agent's ``Line 12:x``
+    search hits): (line start, code start, line end) per line, code start -1 for a line without a number; None if not numbered.
 
     Numbered means: at least half the non-blank lines carry a number and one kind of separator,
     and the numbers go up; a space-only separator needs three numbered lines.
@@ -214,6 +214,30 @@ def grep_rows(text: str, start: int = 0, end: int | None = None) -> list[GrepRow
     if hits < 2 or hits * 2 < nonblank:
         return None
     return rows
+
+
+_OUTLINE_PATH = re.compile(rf"((?:\.{{1,2}}/|/)?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_GREP_EXT})):?[ \t]*$")
+
+
+def outline_rows(text: str, start: int = 0, end: int | None = None) -> list[GrepRow] | None:
+    """Aider's repository map: under a ``path:`` header, ``│code`` lines with ``⋮...`` where lines were left out.
+    One row per line (numbered so that only lines between two elisions count as neighbours), or None unless
+    there are two ``│`` lines and an elision."""
+    end = len(text) if end is None else end
+    rows: list[GrepRow] = []
+    path, n, bars, gaps = "", 0, 0, 0
+    for s, e in line_spans(text, start, end):
+        if text.startswith("│", s):
+            rows.append(GrepRow(s, s + 1, e, path, n))
+            bars += 1
+        else:
+            m = _OUTLINE_PATH.match(text, s, e)
+            path = m.group(1) if m else path
+            gaps += text.startswith("⋮", s)
+            rows.append(GrepRow(s, -1, e, "", 0))
+            n += 1
+        n += 1
+    return rows if bars >= 2 and gaps else None
 
 
 # ------------------------------------------------------------------------------ diff hunks

@@ -14,7 +14,9 @@ import pytest
 
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
-from codeagent.kvcache.tagger_content import code_regions, grep_rows, language_candidates, numbered_rows
+from codeagent.kvcache.tagger_content import (
+    code_regions, grep_rows, language_candidates, numbered_rows, outline_rows,
+)
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
 
@@ -119,6 +121,41 @@ def test_search_hits_over_several_files_are_code_of_each_files_language(tagger):
     assert tag_of(text, ivs, "--\n").block_type in (B.TEXT, B.LOG)
     body = text.index(LINES[at + 1].strip(), text.index("def _split("))
     assert tag_at(ivs, body).block_type not in SIGNATURES | {B.LOG, B.TEXT}  # a context line of the function
+
+
+def test_aider_repository_map_is_code_of_each_files_language(tagger):
+    """Aider's repo map: ``path:`` headers, ``│code`` lines, ``⋮...`` where lines were left out."""
+    defs = [line for line in LINES if line.lstrip().startswith(("def ", "class "))][:8]
+    parts = ["Here are summaries of some files present in my git repository.\n",
+             "Do not propose changes to these files, treat them as *read-only*.\n\n", "lib/textwrap.py:\n"]
+    for line in defs:
+        parts += ["⋮...\n", f"│{line}"]
+    parts += ["⋮...\n\n", "web/app.js:\n", "⋮...\n", "│export function render(state, el) {\n", "⋮...\n"]
+    text = "".join(parts)
+    assert outline_rows(text) is not None
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TEXT))
+    covered(text, ivs)
+    for line in defs:
+        name = re.search(r"(?:def|class) (\w+)", line).group(1)
+        at = text.index(line) + line.index(name)
+        assert tag_at(ivs, at).block_type in SIGNATURES, name
+    assert tag_of(text, ivs, "render").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "│").block_type == B.NONE
+    assert tag_of(text, ivs, "⋮...").block_type == B.TEXT
+    assert tag_of(text, ivs, "Here are summaries").block_type == B.TEXT
+    assert outline_rows("│ a table cell\n│ another cell\n") is None  # box drawing without elisions
+
+
+def test_swe_agent_search_file_hits_are_numbered_lines(tagger):
+    hits = [(i, line) for i, line in enumerate(LINES, 1) if line.lstrip().startswith("def ")][:4]
+    text = (f'Found {len(hits)} matches for "def " in /repo/lib/textwrap.py:\n'
+            + "".join(f"Line {i}:{line}" for i, line in hits)
+            + 'End of matches for "def " in /repo/lib/textwrap.py\n')
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    for _i, line in hits:
+        name = re.search(r"def (\w+)", line).group(1)
+        assert tag_at(ivs, text.index(line) + line.index(name)).block_type in SIGNATURES, name  # some are cut
+    assert tag_of(text, ivs, "Found").block_type in (B.TEXT, B.LOG)
 
 
 def test_lines_with_colons_are_not_search_hits():
