@@ -178,8 +178,9 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
 
 
 # ------------------------------------------------------------------------------ search hits
-_GREP_EXT = "|".join(sorted((e[1:] for e in EXTENSIONS), key=len, reverse=True))
-_GREP = re.compile(rf"((?:\.{{1,2}}/|/)?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_GREP_EXT}))([:\-])(\d+)\2")
+_EXT = "|".join(sorted((e[1:] for e in EXTENSIONS), key=len, reverse=True))
+_FILE = rf"(?:\.{{1,2}}/|/)?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_EXT})"  # a path with a known extension
+_GREP = re.compile(rf"({_FILE})([:\-])(\d+)\2")
 # what a linter, type checker or test runner writes after ``path:12:`` (a column, a severity, a code, an exception)
 _DIAGNOSTIC = re.compile(r"\d+:|\s*(?:error|warning|note|info|hint)\b|\s*[A-Z]{1,3}\d{2,}\b|\s*in \w+\s*$"
                          r"|\s*[A-Z]\w*(?:Error|Exception|Warning|Failure)\b")
@@ -199,7 +200,7 @@ class GrepRow:
 
 def grep_rows(text: str, start: int = 0, end: int | None = None) -> list[GrepRow] | None:
     """Search hits as ``path:12:code`` (a match) or ``path-12-code`` (a context line, ``-C``): one row per line,
-    or None unless at least half the non-blank lines are hits and two name a file. A diagnostic in that shape
+    or None unless at least half the non-blank lines (and two or more) are hits. A diagnostic in that shape
     (``a.py:3:5: E501 ...``, ``a.py:3: error: ...``, pytest's ``a.py:8: AssertionError``) is not a hit."""
     end = len(text) if end is None else end
     rows: list[GrepRow] = []
@@ -217,7 +218,7 @@ def grep_rows(text: str, start: int = 0, end: int | None = None) -> list[GrepRow
     return rows
 
 
-_OUTLINE_PATH = re.compile(rf"((?:\.{{1,2}}/|/)?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_GREP_EXT})):?[ \t]*$")
+_OUTLINE_PATH = re.compile(rf"({_FILE}):?[ \t]*$")
 
 
 def outline_rows(text: str, start: int = 0, end: int | None = None) -> list[GrepRow] | None:
