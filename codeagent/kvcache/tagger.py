@@ -23,7 +23,7 @@ from codeagent.kvcache.languages import language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import call_language, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    GrepRow, Hunk, JsonString, best_language, code_regions, diff_hunks, grep_rows, json_strings, numbered_rows,
+    Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, grep_rows, json_strings, numbered_rows,
     outline_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -1056,25 +1056,18 @@ class StructureTagger:
             pos = stop
         return out
 
-    def _grep(self, text: str, rows: list[GrepRow], default: str) -> list[Interval]:
-        """Search hits or a repository map: each run of consecutive lines of one file is code in that file's
+    def _grep(self, text: str, runs: Runs, default: str) -> list[Interval]:
+        """Search hits or a repository map: each run of neighbouring lines of one file is code in that file's
         language (a lone ``def f(x):`` hit is a signature), the ``path:12:`` or ``│`` prefix is NONE, other lines
         are ``default``."""
         out: list[Interval] = []
-        runs: list[list[GrepRow]] = []
-        for r in rows:
-            if r.code < 0:
-                runs.append([r])
-            elif runs and runs[-1][-1].code >= 0 and runs[-1][-1].path == r.path and runs[-1][-1].line + 1 == r.line:
-                runs[-1].append(r)
-            else:
-                runs.append([r])
         other = "log" if default == "log" else "prose"
         for run in runs:
-            if run[0].code < 0:
-                out.extend(_shift(self._lines(text[run[0].start:run[0].end], None, other), run[0].start))
+            first = run[0]
+            if first.code < 0:
+                out.extend(_shift(self._lines(text[first.start:first.end], None, other), first.start))
                 continue
-            lang = language_for_path(run[0].path)
+            lang = language_for_path(first.path)
             out.extend(self._rows(text, [(r.start, r.code, r.end, True) for r in run],
                                   lambda code: self._lines(code, lang, "code")))
         return out

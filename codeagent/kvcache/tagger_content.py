@@ -188,58 +188,71 @@ _DIAGNOSTIC = re.compile(r"\d+:|\s*(?:error|warning|note|info|hint)\b|\s*[A-Z]{1
 
 @dataclass(frozen=True)
 class GrepRow:
-    """One line of ``grep -n``/``git grep -n``/``rg -n`` output over several files."""
+    """One line of search output (``grep -n``/``git grep -n``/``rg -n``, Aider's repository map)."""
 
     start: int
     code: int
-    """Where the matched line's code starts; -1 for a line that is no hit (``--``, ``Binary file ...``)."""
+    """Where the line's code starts; -1 for a line that is no hit (``--``, a ``path:`` header, ``⋮...``)."""
     end: int
     path: str
-    line: int
+    """The file the line comes from (its language parses the code)."""
 
 
-def grep_rows(text: str, start: int = 0, end: int | None = None) -> list[GrepRow] | None:
-    """Search hits as ``path:12:code`` (a match) or ``path-12-code`` (a context line, ``-C``): one row per line,
-    or None unless at least half the non-blank lines (and two or more) are hits. A diagnostic in that shape
-    (``a.py:3:5: E501 ...``, ``a.py:3: error: ...``, pytest's ``a.py:8: AssertionError``) is not a hit."""
+Runs = list[list[GrepRow]]
+"""Lines in order, grouped: neighbouring code lines of one file form a run, every other line is a run of one."""
+
+
+def grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
+    """Search hits as ``path:12:code`` (a match) or ``path-12-code`` (a context line, ``-C``), hits on consecutive
+    lines of one file in one run; None unless at least half the non-blank lines (and two or more) are hits. A
+    diagnostic in that shape (``a.py:3:5: E501 ...``, ``a.py:3: error: ...``, pytest's ``a.py:8: AssertionError``)
+    is not a hit."""
     end = len(text) if end is None else end
-    rows: list[GrepRow] = []
+    runs: Runs = []
     hits = nonblank = 0
+    last = ("", -1)  # (path, line) of the previous line when it was a hit
     for s, e in line_spans(text, start, end):
         m = _GREP.match(text, s, e)
         if m and not _DIAGNOSTIC.match(text, m.end(), e):
-            rows.append(GrepRow(s, m.end(), e, m.group(1), int(m.group(3))))
+            here = (m.group(1), int(m.group(3)))
+            if last == (here[0], here[1] - 1):
+                runs[-1].append(GrepRow(s, m.end(), e, here[0]))
+            else:
+                runs.append([GrepRow(s, m.end(), e, here[0])])
             hits += 1
         else:
-            rows.append(GrepRow(s, -1, e, "", 0))
+            runs.append([GrepRow(s, -1, e, "")])
+            here = ("", -1)
+        last = here
         nonblank += not text[s:e].isspace()
     if hits < 2 or hits * 2 < nonblank:
         return None
-    return rows
+    return runs
 
 
 _OUTLINE_PATH = re.compile(rf"({_FILE}):?[ \t]*$")
 
 
-def outline_rows(text: str, start: int = 0, end: int | None = None) -> list[GrepRow] | None:
-    """Aider's repository map: under a ``path:`` header, ``│code`` lines with ``⋮...`` where lines were left out.
-    One row per line (numbered so that only lines between two elisions count as neighbours), or None unless
-    there are two ``│`` lines and an elision."""
+def outline_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
+    """Aider's repository map: under a ``path:`` header, ``│code`` lines with ``⋮...`` where lines were left out;
+    the ``│`` lines between two other lines form a run. None unless there are two ``│`` lines and an elision."""
     end = len(text) if end is None else end
-    rows: list[GrepRow] = []
-    path, n, bars, gaps = "", 0, 0, 0
+    runs: Runs = []
+    path, bars, gaps, after_bar = "", 0, 0, False
     for s, e in line_spans(text, start, end):
-        if text.startswith("│", s):
-            rows.append(GrepRow(s, s + 1, e, path, n))
-            bars += 1
+        bar = text.startswith("│", s)
+        if bar and after_bar:
+            runs[-1].append(GrepRow(s, s + 1, e, path))
+        elif bar:
+            runs.append([GrepRow(s, s + 1, e, path)])
         else:
             m = _OUTLINE_PATH.match(text, s, e)
             path = m.group(1) if m else path
             gaps += text.startswith("⋮", s)
-            rows.append(GrepRow(s, -1, e, "", 0))
-            n += 1
-        n += 1
-    return rows if bars >= 2 and gaps else None
+            runs.append([GrepRow(s, -1, e, "")])
+        after_bar = bar
+        bars += bar
+    return runs if bars >= 2 and gaps else None
 
 
 # ------------------------------------------------------------------------------ diff hunks
