@@ -237,6 +237,8 @@ def outline_rows(text: str, start: int = 0, end: int | None = None) -> Runs | No
     """Aider's repository map: under a ``path:`` header, ``│code`` lines with ``⋮...`` where lines were left out;
     the ``│`` lines between two other lines form a run. None unless there are two ``│`` lines and an elision."""
     end = len(text) if end is None else end
+    if text.find("⋮", start, end) < 0:  # every text the tagger sees passes here: most have no map
+        return None
     runs: Runs = []
     path, bars, gaps, after_bar = "", 0, 0, False
     for s, e in line_spans(text, start, end):
