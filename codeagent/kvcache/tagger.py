@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from codeagent.kvcache.languages import language_for_fence, language_for_path
-from codeagent.kvcache.tagger_calls import call_language, looks_like_test_log, tool_call_spans
+from codeagent.kvcache.tagger_calls import call_language, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, grep_rows, json_strings, numbered_rows,
@@ -959,8 +959,8 @@ class StructureTagger:
         return out
 
     def _call(self, text: str) -> list[Interval]:
-        """A tool call: TOOL_CALL lines, except code it carries (a non-shell fence, a JSON string
-        argument holding a file)."""
+        """A tool call: TOOL_CALL lines, except code it carries (a non-shell fence, the body of a command
+        in a plain fence such as SWE-agent's ``edit 12:13``, a JSON string argument holding a file)."""
         segments = _fence_segments(text)
         if any(is_code and language_for_fence(info or "") != "bash" for _s, _e, info, is_code in segments):
             out: list[Interval] = []
@@ -968,11 +968,27 @@ class StructureTagger:
                 piece = text[start:end]
                 if is_code and language_for_fence(info or "") != "bash":
                     lang = language_for_fence(info or "") or call_language(text[:start])
-                    out.extend(_shift(self._content(piece, lang, "code"), start))
+                    out.extend(_shift(self._carried(piece, lang, not (info or "").strip()), start))
                 else:
                     out.extend(_shift(self._call_args(piece), start))
             return out
         return self._call_args(text)
+
+    def _carried(self, piece: str, language: str | None, plain: bool) -> list[Interval]:
+        """A fence inside a call: code, or when the fence is plain and opens with a command, that command
+        line and its ``end_of_edit`` terminator as call lines around the code between them."""
+        first, nl, rest = piece.partition("\n")
+        if not (plain and is_command(first)):
+            return self._content(piece, language, "code")
+        body, tail = rest, ""
+        last = rest.rstrip("\n").rpartition("\n")
+        if last[2].strip() == "end_of_edit":
+            body, tail = rest[:len(last[0]) + len(last[1])], rest[len(last[0]) + len(last[1]):]
+        start = len(first) + len(nl)
+        out = self._call_lines(first + nl)
+        out.extend(_shift(self._content(body, language, "code"), start))
+        out.extend(_shift(self._call_lines(tail), start + len(body)))
+        return out
 
     def _call_args(self, text: str) -> list[Interval]:
         strings = json_strings(text)

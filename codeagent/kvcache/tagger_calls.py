@@ -3,7 +3,8 @@
 Calls come as commands (``view X``, ``cat X``, ``sed -n '1,80p' X``, ``open_file X``), function
 calls (``view_file(path="X", start_line=1)``), JSON (``{"name": ..., "arguments": {...}}``,
 ``tool_use``/``tool_calls``), XML-ish tags (``<tool_call>``, ``<invoke>``, ``<function=...>``) or
-bare shell commands in a ``bash`` fence after a THOUGHT (mini-swe-agent). Test logs are
+bare shell commands in a ``bash`` fence after a THOUGHT (mini-swe-agent) or one command in a plain
+fence after a DISCUSSION (SWE-agent). Test logs are
 recognised by what pytest, unittest, jest, go test and cargo print, whatever command ran them.
 """
 
@@ -27,6 +28,8 @@ _XML_CALL = re.compile(
 )
 _SHELL_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console|zsh)[ \t]*\n.*?^[ \t]*\1[ \t]*$",
                           re.MULTILINE | re.DOTALL)
+_PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*\n([^\n]*)\n.*?^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
+"""A fence without a language; a call when its first line is a command (SWE-agent's ``open x.py 40``)."""
 _COMMAND_LINE = re.compile(
     r"^[ \t]*(?:\$ |>>> |(?:ACTION|Action|COMMAND|Command):\s*)?"
     r"(?:view|open|open_file|cat|nl|sed|head|tail|less|grep|rg|find|ls|cd|python3?|pytest|npm|npx|yarn|node|"
@@ -35,6 +38,12 @@ _COMMAND_LINE = re.compile(
     re.MULTILINE,
 )
 _JSON_CALL_KEYS = ("name", "function", "tool", "tool_calls", "tool_use", "arguments", "input", "command", "action")
+
+
+def is_command(line: str) -> bool:
+    """Whether ``line`` is an agent command (``open x.py 40``, ``edit 12:13``), not code using the same word
+    (``open(path)``, ``find = 3``)."""
+    return bool(_COMMAND_LINE.fullmatch(line)) and not re.match(r"\s*\w+[ \t]*[(=.]", line)
 
 
 def call_paths(text: str) -> list[str]:
@@ -100,6 +109,9 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
             found.append((s, e))
     for m in _SHELL_FENCE.finditer(text):
         found.append((m.start(), m.end()))
+    for m in _PLAIN_FENCE.finditer(text):
+        if is_command(m.group(2)):
+            found.append((m.start(), m.end()))
     for m in _FUNC_CALL.finditer(text):
         line = m.group(0)
         if line.count("(") == line.count(")") and "\n" not in line.strip():

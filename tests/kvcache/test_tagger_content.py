@@ -304,6 +304,8 @@ CALLS = {
     "xml": ("<tool_call>\n<name>view</name>\n<path>pkg/mod.py</path>\n</tool_call>", "pkg/mod.py"),
     "thought": ("THOUGHT: I need to see the helper first.\n\n```bash\nnl -ba pkg/mod.py | sed -n '10,60p'\n```",
                 "pkg/mod.py"),
+    "discussion": ("DISCUSSION\nThe parser lives in pkg/parse.py; let me open the helper it calls.\n\n```\n"
+                   "open pkg/mod.py 40\n```", "pkg/mod.py"),
 }
 
 
@@ -325,6 +327,20 @@ def test_tool_calls_in_any_syntax(tagger, style):
 def test_plain_sentences_are_not_calls():
     assert tool_call_spans("I will look at the parser next, then run the tests.") == []
     assert tool_call_spans("The value is (a, b) and the rest follows.") == []
+
+
+def test_plain_fence_is_a_call_only_when_it_holds_a_command(tagger):
+    edit = ("DISCUSSION\nFix the bound.\n\n```\nedit 12:14\ndef clamp(n, limit):\n    if n > limit:\n"
+            "        raise ValueError(n)\nend_of_edit\n```")
+    assert tool_call_spans(edit) == [(edit.index("```"), len(edit))]
+    ivs = tagger.intervals(edit, SpanInfo(kind=K.TEXT))
+    assert tag_of(edit, ivs, "edit 12").block_type == B.TOOL_CALL
+    assert tag_of(edit, ivs, "end_of_edit").block_type == B.TOOL_CALL
+    assert tag_of(edit, ivs, "clamp").block_type == B.FUNCTION_SIGNATURE  # the code the command carries
+    assert tag_of(edit, ivs, "Fix the").block_type == B.TEXT
+    for code in ("Like this:\n\n```\nopen(path).read()\nx = 1\n```", "Like this:\n\n```\nfind = 3\n```",
+                 "Like this:\n\n```\nresult = parse(text)\n```"):
+        assert tool_call_spans(code) == [], code
 
 
 # ------------------------------------------------------------------------------ test logs
