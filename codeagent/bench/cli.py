@@ -114,7 +114,8 @@ def build(
     families: str = typer.Option("signature_recall,next_line,session", "--families",
                                  help="Comma-separated families (signature_recall, next_line, session, next_line_raw)."),
     styles: str = typer.Option("own", "--styles",
-                               help="Comma-separated renderings of every task: own, raw, minisweagent, json, aider."),
+                               help="Comma-separated renderings of every task: own, raw, minisweagent, json, aider, "
+                                    "openhands, sweagent, claude."),
 ) -> None:
     """Build tasks from real code on this machine (stdlib and installed packages)."""
     from codeagent.bench.build import build_command

@@ -94,7 +94,7 @@ class Row(BaseModel):
     family: str
     """Task family."""
     style: str | None = None
-    """Rendering style of the task (``meta.style``: own, raw, minisweagent, json, aider), if named."""
+    """Rendering style of the task (``meta.style``, one of ``styles.STYLES``), if named."""
     method: str
     """Policy or peer press name (``full``, ``window``, ``kvpress:snapkv``...)."""
     budget: float

@@ -10,7 +10,12 @@ subtasks, the commits and the probe of the task, so every style of one task is t
   messages wrapped in ``<returncode>``/``<output>``;
 - ``json``: OpenAI-style JSON calls and JSON results holding the file as a string;
 - ``aider``: files pasted by the user as ``path`` + fence, commands run by the user, edits as
-  SEARCH/REPLACE blocks.
+  SEARCH/REPLACE blocks;
+- ``openhands``: CodeAct's XML function calls, ``cat -n`` views returned as ``EXECUTION RESULT`` user messages;
+- ``sweagent``: SWE-agent's ``open``/``edit`` commands after a DISCUSSION, ``[File: ...]`` windows of ``12:code``;
+- ``claude``: Claude Code's ``tool_use`` blocks (``Read``/``Bash``/``Edit``), views numbered ``{n:>6}→line``.
+
+The last three were added after the tagger's format work, as a check on formats nothing was tuned on.
 """
 
 from __future__ import annotations
@@ -22,45 +27,6 @@ from typing import Callable
 from codeagent.bench.tasks import Segment, Task
 from codeagent.errors import InputError
 from codeagent.kvcache.tagger_content import numbered_rows
-
-STYLES: tuple[str, ...] = ("own", "raw", "minisweagent", "json", "aider")
-
-SYSTEM: dict[str, str] = {
-    "raw": """You are an expert software engineer fixing issues in a repository.
-Call exactly one function per turn:
-- view_file(path, start_line, end_line): print a file's lines
-- run_command(command): run a shell command and print its output
-- edit_file(path, content): replace a definition with new code
-- submit(): finish
-Think step by step, keep public signatures unchanged, and run the tests before you submit.""",
-    "minisweagent": """You are a helpful assistant that can interact with a computer.
-
-Your response must contain exactly ONE bash code block with ONE command (or commands connected with && or ||).
-Include a THOUGHT section before your command where you explain your reasoning process.
-Format your response as shown in <format_example>.
-
-<format_example>
-THOUGHT: Your reasoning and analysis here. Explain why you want to perform the action.
-
-```bash
-your_command_here
-```
-</format_example>
-
-Failure to follow these rules will cause your response to be rejected.""",
-    "json": """You are a coding assistant with access to tools. To call a tool, reply with a JSON object
-{"name": <tool>, "arguments": {...}}. Tools: read_file(path, start_line, end_line), write_file(path, content),
-run_command(command), finish(). Tool results are returned as JSON.""",
-    "aider": """Act as an expert software developer.
-Always use best practices when coding.
-Respect and use existing conventions, libraries, etc that are already present in the code base.
-Take requests for changes to the supplied code.
-If the request is ambiguous, ask questions.
-Once you understand the request you MUST:
-1. Decide if you need to propose *SEARCH/REPLACE* edits to any files that haven't been added to the chat.
-2. Think step-by-step and explain the needed changes in a few short sentences.
-3. Describe each change with a *SEARCH/REPLACE block*.""",
-}
 
 _VIEW = re.compile(r"^view (\S+)(?: (\d+)-(\d+))?$")
 _SED = re.compile(r"^bash sed -n '(\d+),(\d+)p' (\S+)$")
@@ -76,91 +42,298 @@ def _raw_lines(text: str) -> str:
     return "".join(text[c:e] for _s, c, e in rows if c >= 0)
 
 
+def _numbered(content: str, start: int, fmt: str) -> str:
+    """``content``'s lines numbered from ``start`` with ``fmt`` (fields ``n`` and ``line``)."""
+    return "\n".join(fmt.format(n=start + i, line=line) for i, line in enumerate(content.split("\n")))
+
+
 def _command(match: re.Match) -> str:
     return f"python -m pytest {match.group(1)}" if match.group(1) else match.group(2)
 
 
-class _Restyler:
-    """Turns one own-style task's segments into ``style``'s segments, pair by pair."""
+def _exit_code(log: str) -> int:
+    return 1 if re.search(r"\b\d+ failed\b", log) else 0
 
-    def __init__(self, style: str) -> None:
-        self.style = style
+
+class Style:
+    """One agent's conventions: its system prompt, and how it writes a file view, a command, an edit and
+    plain text. A subclass overrides the renderings; ``out`` collects the segments."""
+
+    system: str = ""
+
+    def __init__(self) -> None:
         self.out: list[Segment] = []
 
     def add(self, role: str, kind: str, text: str, subtask: str | None) -> None:
         self.out.append(Segment(role=role, kind=kind, text=text, subtask=subtask))
 
-    # each of these gets the call's subtask and renders a call and its result
     def view(self, path: str, start: int, end: int, content: str, sub: str | None) -> None:
-        st = self.style
-        if st == "raw":
-            self.add("assistant", "tool_call", f'view_file(path="{path}", start_line={start}, end_line={end})', sub)
-            self.add("tool", "tool_output", content, sub)
-        elif st == "minisweagent":
-            cmd = f"sed -n '{start},{end}p' {path}"
-            self.add("assistant", "text", f"THOUGHT: I need to read `{path}` first.\n\n```bash\n{cmd}\n```", sub)
-            self.add("user", "text", f"<returncode>0</returncode>\n<output>\n{content}\n</output>", sub)
-        elif st == "json":
-            args = {"path": path, "start_line": start, "end_line": end}
-            self.add("assistant", "tool_call", json.dumps({"name": "read_file", "arguments": args}), sub)
-            self.add("tool", "tool_output", json.dumps({"path": path, "start_line": start, "content": content}), sub)
-        else:  # aider
-            self.add("assistant", "text", f"Please add {path} to the chat so I can see it.", sub)
-            self.add("user", "text", "I added these files to the chat so you can go ahead and edit them.\n\n"
-                     f"{path}\n```\n{content}\n```", sub)
+        """A call showing lines ``start``-``end`` of ``path`` and its result (``content``, raw lines)."""
+        raise NotImplementedError
 
     def run(self, command: str, log: str, sub: str | None) -> None:
-        st = self.style
-        code = 1 if re.search(r"\b\d+ failed\b", log) else 0
-        if st == "raw":
-            self.add("assistant", "tool_call", f"run_command(command={json.dumps(command)})", sub)
-            self.add("tool", "tool_output", log, sub)
-        elif st == "minisweagent":
-            self.add("assistant", "text", f"THOUGHT: Let me run the tests.\n\n```bash\ncd /testbed && {command}\n```", sub)
-            self.add("user", "text", f"<returncode>{code}</returncode>\n<output>\n{log}\n</output>", sub)
-        elif st == "json":
-            self.add("assistant", "tool_call", json.dumps({"name": "run_command", "arguments": {"command": command}}), sub)
-            self.add("tool", "tool_output", json.dumps({"exit_code": code, "stdout": log}), sub)
-        else:
-            self.add("assistant", "text", f"Please run the tests:\n\n```bash\n{command}\n```", sub)
-            self.add("user", "text", f"I ran this command:\n\n{command}\n\nAnd got this output:\n\n{log}", sub)
+        """A shell command and its output."""
+        raise NotImplementedError
 
     def edit(self, path: str, lang: str, code: str, result: str | None, sub: str | None) -> None:
-        st = self.style
-        if st == "raw":
-            self.add("assistant", "tool_call", f"edit_file(path={json.dumps(path)}, content={json.dumps(code)})", sub)
-            if result is not None:
-                self.add("tool", "tool_output", f"File {path} edited.", sub)
-        elif st == "minisweagent":
-            self.add("assistant", "text", f"THOUGHT: I'll rewrite the definition in `{path}`.\n\n```bash\n"
-                     f"cat <<'EOF' > /tmp/new_def.py\n{code}\nEOF\npython /tmp/apply_def.py {path} /tmp/new_def.py\n```",
-                     sub)
-            if result is not None:
-                self.add("user", "text", "<returncode>0</returncode>\n<output>\n</output>", sub)
-        elif st == "json":
-            self.add("assistant", "tool_call", json.dumps({"name": "write_file", "arguments": {"path": path,
-                                                                                             "content": code}}), sub)
-            if result is not None:
-                self.add("tool", "tool_output", json.dumps({"ok": True, "path": path}), sub)
-        else:
-            head = code.split("\n", 1)[0]
-            self.add("assistant", "text", f"{path}\n```{lang}\n<<<<<<< SEARCH\n{head}\n=======\n{code}\n"
-                     ">>>>>>> REPLACE\n```", sub)
-            if result is not None:
-                self.add("user", "text", f"Applied edit to {path}", sub)
+        """A definition rewritten in ``path``; ``result``: the tool's answer, when there was one."""
+        raise NotImplementedError
 
     def text(self, seg: Segment) -> None:
-        st = self.style
+        """A message that is neither a call nor a result."""
         if seg.role == "system":
-            self.add("system", "text", SYSTEM[st], seg.subtask)
-        elif seg.role == "user" and st == "minisweagent":
-            self.add("user", "text", f"<pr_description>\n{seg.text}\n</pr_description>", seg.subtask)
-        elif seg.role == "assistant" and st == "minisweagent":
-            self.add("assistant", "text", f"THOUGHT: {seg.text}", seg.subtask)
-        elif seg.role == "assistant" and seg.kind == "plan" and st == "aider":
-            self.add("assistant", "text", f"Here is how I will approach this:\n{seg.text}", seg.subtask)
+            self.add("system", "text", self.system, seg.subtask)
         else:
             self.add(seg.role, seg.kind, seg.text, seg.subtask)
+
+
+class Raw(Style):
+    """Function calls (``view_file(path="x.py", start_line=1, end_line=80)``), raw file content."""
+
+    system = """You are an expert software engineer fixing issues in a repository.
+Call exactly one function per turn:
+- view_file(path, start_line, end_line): print a file's lines
+- run_command(command): run a shell command and print its output
+- edit_file(path, content): replace a definition with new code
+- submit(): finish
+Think step by step, keep public signatures unchanged, and run the tests before you submit."""
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", f'view_file(path="{path}", start_line={start}, end_line={end})', sub)
+        self.add("tool", "tool_output", content, sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"run_command(command={json.dumps(command)})", sub)
+        self.add("tool", "tool_output", log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", f"edit_file(path={json.dumps(path)}, content={json.dumps(code)})", sub)
+        if result is not None:
+            self.add("tool", "tool_output", f"File {path} edited.", sub)
+
+
+class MiniSweAgent(Style):
+    """A THOUGHT and one ``bash`` block (``sed -n``/``cat``); results come back as user messages wrapped in
+    ``<returncode>``/``<output>``."""
+
+    system = """You are a helpful assistant that can interact with a computer.
+
+Your response must contain exactly ONE bash code block with ONE command (or commands connected with && or ||).
+Include a THOUGHT section before your command where you explain your reasoning process.
+Format your response as shown in <format_example>.
+
+<format_example>
+THOUGHT: Your reasoning and analysis here. Explain why you want to perform the action.
+
+```bash
+your_command_here
+```
+</format_example>
+
+Failure to follow these rules will cause your response to be rejected."""
+
+    def view(self, path, start, end, content, sub):
+        cmd = f"sed -n '{start},{end}p' {path}"
+        self.add("assistant", "text", f"THOUGHT: I need to read `{path}` first.\n\n```bash\n{cmd}\n```", sub)
+        self.add("user", "text", f"<returncode>0</returncode>\n<output>\n{content}\n</output>", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"THOUGHT: Let me run the tests.\n\n```bash\ncd /testbed && {command}\n```", sub)
+        self.add("user", "text", f"<returncode>{_exit_code(log)}</returncode>\n<output>\n{log}\n</output>", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"THOUGHT: I'll rewrite the definition in `{path}`.\n\n```bash\n"
+                 f"cat <<'EOF' > /tmp/new_def.py\n{code}\nEOF\npython /tmp/apply_def.py {path} /tmp/new_def.py\n```",
+                 sub)
+        if result is not None:
+            self.add("user", "text", "<returncode>0</returncode>\n<output>\n</output>", sub)
+
+    def text(self, seg):
+        if seg.role == "user":
+            self.add("user", "text", f"<pr_description>\n{seg.text}\n</pr_description>", seg.subtask)
+        elif seg.role == "assistant":
+            self.add("assistant", "text", f"THOUGHT: {seg.text}", seg.subtask)
+        else:
+            super().text(seg)
+
+
+class Json(Style):
+    """OpenAI-style JSON calls and JSON results holding the file as a string."""
+
+    system = """You are a coding assistant with access to tools. To call a tool, reply with a JSON object
+{"name": <tool>, "arguments": {...}}. Tools: read_file(path, start_line, end_line), write_file(path, content),
+run_command(command), finish(). Tool results are returned as JSON."""
+
+    def view(self, path, start, end, content, sub):
+        args = {"path": path, "start_line": start, "end_line": end}
+        self.add("assistant", "tool_call", json.dumps({"name": "read_file", "arguments": args}), sub)
+        self.add("tool", "tool_output", json.dumps({"path": path, "start_line": start, "content": content}), sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", json.dumps({"name": "run_command", "arguments": {"command": command}}), sub)
+        self.add("tool", "tool_output", json.dumps({"exit_code": _exit_code(log), "stdout": log}), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", json.dumps({"name": "write_file", "arguments": {"path": path,
+                                                                                         "content": code}}), sub)
+        if result is not None:
+            self.add("tool", "tool_output", json.dumps({"ok": True, "path": path}), sub)
+
+
+class Aider(Style):
+    """Files pasted by the user as ``path`` + fence, commands run by the user, edits as SEARCH/REPLACE blocks."""
+
+    system = """Act as an expert software developer.
+Always use best practices when coding.
+Respect and use existing conventions, libraries, etc that are already present in the code base.
+Take requests for changes to the supplied code.
+If the request is ambiguous, ask questions.
+Once you understand the request you MUST:
+1. Decide if you need to propose *SEARCH/REPLACE* edits to any files that haven't been added to the chat.
+2. Think step-by-step and explain the needed changes in a few short sentences.
+3. Describe each change with a *SEARCH/REPLACE block*."""
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"Please add {path} to the chat so I can see it.", sub)
+        self.add("user", "text", "I added these files to the chat so you can go ahead and edit them.\n\n"
+                 f"{path}\n```\n{content}\n```", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"Please run the tests:\n\n```bash\n{command}\n```", sub)
+        self.add("user", "text", f"I ran this command:\n\n{command}\n\nAnd got this output:\n\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "text", f"{path}\n```{lang}\n<<<<<<< SEARCH\n{head}\n=======\n{code}\n"
+                 ">>>>>>> REPLACE\n```", sub)
+        if result is not None:
+            self.add("user", "text", f"Applied edit to {path}", sub)
+
+    def text(self, seg):
+        if seg.role == "assistant" and seg.kind == "plan":
+            self.add("assistant", "text", f"Here is how I will approach this:\n{seg.text}", seg.subtask)
+        else:
+            super().text(seg)
+
+
+class OpenHands(Style):
+    """CodeAct's XML function calls (``<function=str_replace_editor>``, ``<parameter=...>``); results come back
+    as user messages (``EXECUTION RESULT of [...]``), file views as ``cat -n`` output under absolute paths."""
+
+    system = """You are a careful AI agent that solves programming tasks by talking to a computer.
+You can use these functions:
+- execute_bash(command): run a bash command in the sandbox and return its output.
+- str_replace_editor(command, path, ...): view a file (command=view, optional view_range), create a file, or
+  replace an exact string (command=str_replace, old_str, new_str).
+- finish(): end the task.
+Call a function like this, one call per reply:
+<function=NAME>
+<parameter=PARAM>VALUE</parameter>
+</function>
+The repository is at /workspace. Reproduce the problem, fix it with minimal changes, and verify the fix."""
+
+    def _call(self, name: str, intro: str, params: dict[str, str], sub: str | None) -> None:
+        body = "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in params.items())
+        self.add("assistant", "text", f"{intro}\n\n<function={name}>\n{body}</function>", sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("str_replace_editor", f"Let me look at {path}.",
+                   {"command": "view", "path": f"/workspace/{path}", "view_range": f"[{start}, {end}]"}, sub)
+        view = _numbered(content, start, "{n:>6}\t{line}")
+        self.add("user", "text", "EXECUTION RESULT of [str_replace_editor]:\nHere's the result of running `cat -n` "
+                 f"on /workspace/{path}:\n{view}", sub)
+
+    def run(self, command, log, sub):
+        self._call("execute_bash", "Now I'll run the tests.", {"command": f"cd /workspace && {command}"}, sub)
+        self.add("user", "text", f"EXECUTION RESULT of [execute_bash]:\n{log}\n"
+                 f"[The command completed with exit code {_exit_code(log)}.]", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self._call("str_replace_editor", f"I'll update the definition in {path}.",
+                   {"command": "str_replace", "path": f"/workspace/{path}", "old_str": head, "new_str": code}, sub)
+        if result is not None:
+            self.add("user", "text", f"EXECUTION RESULT of [str_replace_editor]:\nThe file /workspace/{path} has been "
+                     "edited. Review the changes and make sure they are as expected.", sub)
+
+
+class SweAgent(Style):
+    """SWE-agent's interface: ``open``/``goto`` commands in a fenced block after a DISCUSSION, a file window
+    headed ``[File: ...]`` with ``12:code`` lines, the shell prompt after every output."""
+
+    system = """SETTING: You are an autonomous programmer working directly in the command line with a special
+interface for reading and editing files.
+COMMANDS:
+open <path> [<line_number>] - opens the file at the given path in the editor, at line_number if given
+goto <line_number> - moves the window to show line_number
+edit <start_line>:<end_line> - replaces the given lines with the text that follows, up to end_of_edit
+submit - submits your changes
+RESPONSE FORMAT: a DISCUSSION paragraph, then exactly one command in a fenced block."""
+
+    def _prompt(self, path: str | None) -> str:
+        return f"(Open file: {'/repo/' + path if path else 'n/a'})\n(Current directory: /repo)\nbash-$"
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"DISCUSSION\nLet me open `{path}` at line {start}.\n\n```\nopen {path} {start}\n```",
+                 sub)
+        above = f"({start - 1} more lines above)\n" if start > 1 else ""
+        view = _numbered(content, start, "{n}:{line}")
+        self.add("user", "text", f"[File: /repo/{path}]\n{above}{view}\n{self._prompt(path)}", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"DISCUSSION\nLet's run the tests.\n\n```\n{command}\n```", sub)
+        self.add("user", "text", f"{log}\n{self._prompt(None)}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        n = code.count("\n") + 1
+        self.add("assistant", "text", f"DISCUSSION\nI'll rewrite the definition in `{path}`.\n\n```\n"
+                 f"edit 1:{n}\n{code}\nend_of_edit\n```", sub)
+        if result is not None:
+            self.add("user", "text", f"File updated. Please review the changes.\n{self._prompt(path)}", sub)
+
+    def text(self, seg):
+        if seg.role == "user":
+            self.add("user", "text", "We're currently solving the following issue within our repository. Here's the "
+                     f"issue text:\nISSUE:\n{seg.text}\n\nINSTRUCTIONS: solve it on your own, one command at a time.",
+                     seg.subtask)
+        elif seg.role == "assistant":
+            self.add("assistant", "text", f"DISCUSSION\n{seg.text}", seg.subtask)
+        else:
+            super().text(seg)
+
+
+class Claude(Style):
+    """Claude Code's tools: ``tool_use`` blocks (``Read`` with ``file_path``/``offset``/``limit``, ``Bash``,
+    ``Edit``), file content numbered ``{n:>6}→line``."""
+
+    system = """You are an interactive command-line tool that helps users with software engineering tasks.
+Use the tools available to you: Read (read a file), Bash (run a command), Edit (replace an exact string in a file).
+Be concise. Read a file before you edit it, follow the conventions of the code around it, and run the tests
+after a change."""
+
+    def _use(self, name: str, args: dict, sub: str | None) -> None:
+        self.add("assistant", "tool_call", json.dumps({"type": "tool_use", "name": name, "input": args}), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._use("Read", {"file_path": f"/home/user/project/{path}", "offset": start, "limit": end - start + 1}, sub)
+        self.add("tool", "tool_output", _numbered(content, start, "{n:>6}\u2192{line}"), sub)
+
+    def run(self, command, log, sub):
+        self._use("Bash", {"command": command, "description": "Run the tests"}, sub)
+        self.add("tool", "tool_output", log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self._use("Edit", {"file_path": f"/home/user/project/{path}", "old_string": head, "new_string": code}, sub)
+        if result is not None:
+            self.add("tool", "tool_output", f"The file /home/user/project/{path} has been updated.", sub)
+
+
+RENDERERS: dict[str, type[Style]] = {
+    "raw": Raw, "minisweagent": MiniSweAgent, "json": Json, "aider": Aider,
+    "openhands": OpenHands, "sweagent": SweAgent, "claude": Claude,
+}
+STYLES: tuple[str, ...] = ("own", *RENDERERS)
 
 
 def restyle_segments(segments: list[Segment], style: str) -> list[Segment]:
@@ -169,7 +342,7 @@ def restyle_segments(segments: list[Segment], style: str) -> list[Segment]:
         raise InputError(f"unknown style {style!r} (known: {', '.join(STYLES)})")
     if style == "own":
         return list(segments)
-    r = _Restyler(style)
+    r = RENDERERS[style]()
     i = 0
     while i < len(segments):
         seg = segments[i]

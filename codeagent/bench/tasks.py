@@ -73,7 +73,7 @@ class Task(BaseModel):
 
     @property
     def style(self) -> str | None:
-        """The rendering style named in ``meta`` (own, raw, minisweagent, json, aider), or None."""
+        """The rendering style named in ``meta`` (one of ``styles.STYLES``), or None."""
         value = self.meta.get("style")
         return str(value) if value is not None else None
 

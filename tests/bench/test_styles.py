@@ -55,6 +55,22 @@ def test_styles_speak_their_own_syntax(tasks):
     assert any(s.role == "user" and "```\n" in s.text for s in aider.segments[2:])
 
 
+def test_held_out_styles_speak_their_own_syntax(tasks):
+    """The three styles added after the tagger's format work: OpenHands, SWE-agent and Claude Code."""
+    task = tasks[0]
+    oh, swe, cc = (restyle(task, s) for s in ("openhands", "sweagent", "claude"))
+    assert any("<function=str_replace_editor>\n<parameter=command>view</parameter>" in s.text for s in oh.segments)
+    assert any(s.role == "user" and s.text.startswith("EXECUTION RESULT of [str_replace_editor]:\nHere's the result "
+                                                       "of running `cat -n`") for s in oh.segments)
+    assert any(re.search(r"^\[File: /repo/\S+\]\n\(\d+ more lines above\)\n\d+:", s.text) for s in swe.segments)
+    assert any(re.search(r"^DISCUSSION\n.*\n\n```\nopen \S+ \d+\n```$", s.text, re.DOTALL) for s in swe.segments)
+    assert any("\nend_of_edit\n```" in s.text for s in swe.segments)
+    assert any(json.loads(s.text).get("name") == "Read" for s in cc.segments if s.kind == "tool_call")
+    assert any(re.match(r"\s+\d+\u2192", s.text) for s in cc.segments if s.kind == "tool_output")
+    for t in (oh, swe, cc):  # nothing of codeagent's own calls is left
+        assert not any(re.match(r"(?:view|run_tests|edit) ", s.text) for s in t.segments)
+
+
 @pytest.mark.parametrize("style", STYLES)
 def test_structure_found_in_every_style(tasks, style):
     """The viewed target's signature is tagged as one, whatever the style."""
