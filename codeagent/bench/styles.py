@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from abc import ABC, abstractmethod
 from typing import Callable
 
 from codeagent.bench.tasks import Segment, Task
@@ -55,7 +56,7 @@ def _exit_code(log: str) -> int:
     return 1 if re.search(r"\b\d+ failed\b", log) else 0
 
 
-class Style:
+class Style(ABC):
     """One agent's conventions: its system prompt, and how it writes a file view, a command, an edit and
     plain text. A subclass overrides the renderings; ``out`` collects the segments."""
 
@@ -67,17 +68,17 @@ class Style:
     def add(self, role: str, kind: str, text: str, subtask: str | None) -> None:
         self.out.append(Segment(role=role, kind=kind, text=text, subtask=subtask))
 
+    @abstractmethod
     def view(self, path: str, start: int, end: int, content: str, sub: str | None) -> None:
         """A call showing lines ``start``-``end`` of ``path`` and its result (``content``, raw lines)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def run(self, command: str, log: str, sub: str | None) -> None:
         """A shell command and its output."""
-        raise NotImplementedError
 
+    @abstractmethod
     def edit(self, path: str, lang: str, code: str, result: str | None, sub: str | None) -> None:
         """A definition rewritten in ``path``; ``result``: the tool's answer, when there was one."""
-        raise NotImplementedError
 
     def text(self, seg: Segment) -> None:
         """A message that is neither a call nor a result."""
