@@ -110,7 +110,7 @@ def main() -> None:
             if name != "full":
                 engine.manager.enforce(engine.state, budget=math.ceil(budget * n_ctx), why="bench")
             res = run_probe(engine, task)
-            rows.append({"task_id": task.id, "family": task.family, "style": task.style, "variant": name,
+            rows.append({"task_id": task.id, "family": task.family, "style": task.style or "own", "variant": name,
                          "budget": budget, "top1": res.top1, "mean_logprob": res.mean_logprob})
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -119,18 +119,10 @@ def main() -> None:
 
 
 def print_table(rows: list[dict]) -> None:
-    """Top-1 / log-prob retention per family, variant and budget."""
-    full = {r["task_id"]: r for r in rows if r["variant"] == "full"}
-    groups: dict[tuple[str, float, str], list[dict]] = defaultdict(list)
-    for r in rows:
-        if r["variant"] != "full":
-            groups[(r["family"], r["budget"], r["variant"])].append(r)
-    print("| family | budget | variant | n | top-1 ret | log-prob ret |")
-    print("|---|---:|---|---:|---:|---:|")
-    for (fam, b, var), grp in sorted(groups.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[0][2])):
-        top = sum(r["top1"] for r in grp) / max(sum(full[r["task_id"]]["top1"] for r in grp), 1e-9)
-        lp = math.exp(sum(r["mean_logprob"] - full[r["task_id"]]["mean_logprob"] for r in grp) / len(grp))
-        print(f"| {fam} | {b:g} | {var} | {len(grp)} | {top:.3f} | {lp:.3f} |")
+    """Top-1 / log-prob retention against ``full`` per family, budget, variant."""
+    from codeagent.bench.report import variant_table
+
+    print("\n".join(variant_table(rows, ("family", "budget", "variant"))))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import argparse
 import json
 import math
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import torch
@@ -107,7 +106,7 @@ def main() -> None:
                 if x:
                     add_per_head(engine, snap, scores, x, groups)
             res = run_probe(engine, task)
-            rows.append({"task_id": task.id, "family": task.family, "style": task.style, "variant": name,
+            rows.append({"task_id": task.id, "family": task.family, "style": task.style or "own", "variant": name,
                          "budget": budget, "top1": res.top1, "mean_logprob": res.mean_logprob})
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -116,19 +115,10 @@ def main() -> None:
 
 
 def print_table(rows: list[dict]) -> None:
-    """Top-1 / log-prob retention per variant and budget, over all tasks and per style."""
-    full = {r["task_id"]: r for r in rows if r["variant"] == "full"}
-    groups: dict[tuple[str, float, str], list[dict]] = defaultdict(list)
-    for r in rows:
-        if r["variant"] != "full":
-            groups[(r["variant"], r["budget"], "all")].append(r)
-            groups[(r["variant"], r["budget"], r["style"] or "own")].append(r)
-    print("| variant | budget | style | n | top-1 ret | log-prob ret |")
-    print("|---|---:|---|---:|---:|---:|")
-    for (var, b, st), grp in sorted(groups.items(), key=lambda kv: (-kv[0][1], kv[0][2] != "all", kv[0][2], kv[0][0])):
-        top = sum(r["top1"] for r in grp) / max(sum(full[r["task_id"]]["top1"] for r in grp), 1e-9)
-        lp = math.exp(sum(r["mean_logprob"] - full[r["task_id"]]["mean_logprob"] for r in grp) / len(grp))
-        print(f"| {var} | {b:g} | {st} | {len(grp)} | {top:.3f} | {lp:.3f} |")
+    """Top-1 / log-prob retention against ``full`` per variant, budget, style."""
+    from codeagent.bench.report import variant_table
+
+    print("\n".join(variant_table(rows, ("variant", "budget", "style"), total="style")))
 
 
 if __name__ == "__main__":

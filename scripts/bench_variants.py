@@ -17,7 +17,6 @@ import argparse
 import json
 import math
 import time
-from collections import defaultdict
 from pathlib import Path
 
 
@@ -74,19 +73,10 @@ def main() -> None:
 
 
 def print_table(rows: list[dict]) -> None:
-    """Retention of top-1 / log-prob per family x variant x budget (and over all tasks)."""
-    full = {r["task_id"]: r for r in rows if r["variant"] == "full"}
-    groups: dict[tuple[str, str, float], list[dict]] = defaultdict(list)
-    for r in rows:
-        if r["variant"] != "full":
-            groups[(r["family"], r["variant"], r["budget"])].append(r)
-            groups[("all", r["variant"], r["budget"])].append(r)
-    print("| family | variant | budget | n | top-1 ret | log-prob ret |")
-    print("|---|---|---:|---:|---:|---:|")
-    for (fam, var, b), grp in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all", kv[0][0], -kv[0][2], kv[0][1])):
-        top = sum(r["top1"] for r in grp) / sum(full[r["task_id"]]["top1"] for r in grp)
-        lp = math.exp(sum(r["mean_logprob"] - full[r["task_id"]]["mean_logprob"] for r in grp) / len(grp))
-        print(f"| {fam} | {var} | {b:g} | {len(grp)} | {top:.3f} | {lp:.3f} |")
+    """Top-1 / log-prob retention against ``full`` per family, variant, budget."""
+    from codeagent.bench.report import variant_table
+
+    print("\n".join(variant_table(rows, ("family", "variant", "budget"), total="family")))
 
 
 if __name__ == "__main__":

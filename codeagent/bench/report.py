@@ -213,6 +213,30 @@ def style_markdown(by_style: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def variant_table(rows: Sequence[dict[str, Any]], by: Sequence[str], total: str | None = None) -> list[str]:
+    """Markdown lines for the measurement scripts: top-1 and log-prob retention of rows (dicts with ``task_id``,
+    ``variant``, ``top1``, ``mean_logprob`` and the ``by`` keys) against the ``full`` variant's row of the same
+    task, one line per group of ``by`` values; ``total``: one of ``by`` also summed over, shown as ``all``."""
+    full = {r["task_id"]: r for r in rows if r["variant"] == FULL}
+    groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["variant"] == FULL or r["task_id"] not in full:
+            continue
+        key = tuple(r.get(k) for k in by)
+        groups[key].append(r)
+        if total is not None:
+            groups[tuple(ALL if k == total else v for k, v in zip(by, key))].append(r)
+    lines = ["| " + " | ".join(by) + " | n | top-1 ret | log-prob ret |", "|" + "---|" * (len(by) + 3)]
+    for key in sorted(groups, key=lambda k: tuple((v == ALL, str(v)) for v in k)):
+        grp = groups[key]
+        top = retention(_mean(r["top1"] for r in grp), _mean(full[r["task_id"]]["top1"] for r in grp))
+        lp = retention(_mean(r["mean_logprob"] for r in grp), _mean(full[r["task_id"]]["mean_logprob"] for r in grp),
+                       logprob=True)
+        cells = ["–" if v is None else f"{v:g}" if isinstance(v, float) else str(v) for v in key]
+        lines.append(f"| {' | '.join(cells)} | {len(grp)} | {_fmt(top)} | {_fmt(lp)} |")
+    return lines
+
+
 def write_summary_json(summary: Sequence[dict[str, Any]], path: str | Path) -> Path:
     """The summary rows as a JSON list."""
     p = Path(path)

@@ -15,6 +15,7 @@ from codeagent.bench.report import (
     plot_speed,
     rich_table,
     summarise,
+    variant_table,
     write_markdown,
     write_reports,
 )
@@ -157,3 +158,20 @@ def test_per_style_breakdown(tmp_path):
     # one style only: no breakdown
     files = write_reports([r for r in rows if r.style == "own"], tmp_path / "one", [])
     assert "by_style_json" not in files and "## By style" not in files["summary_md"].read_text()
+
+
+def test_variant_table_retention_per_group_and_over_all():
+    rows = [
+        {"task_id": "a", "style": "own", "variant": "full", "budget": 1.0, "top1": 0.8, "mean_logprob": -1.0},
+        {"task_id": "b", "style": "raw", "variant": "full", "budget": 1.0, "top1": 0.4, "mean_logprob": -2.0},
+        {"task_id": "a", "style": "own", "variant": "x", "budget": 0.25, "top1": 0.4, "mean_logprob": -2.0},
+        {"task_id": "b", "style": "raw", "variant": "x", "budget": 0.25, "top1": 0.4, "mean_logprob": -2.0},
+        {"task_id": "c", "style": "raw", "variant": "x", "budget": 0.25, "top1": 1.0, "mean_logprob": 0.0},  # no full row
+    ]
+    lines = variant_table(rows, ("variant", "budget", "style"), total="style")
+    assert lines[0] == "| variant | budget | style | n | top-1 ret | log-prob ret |"
+    assert lines[2:] == [
+        "| x | 0.25 | own | 1 | 0.500 | 0.368 |",  # 0.4 / 0.8, exp(-2 - -1)
+        "| x | 0.25 | raw | 1 | 1.000 | 1.000 |",
+        "| x | 0.25 | all | 2 | 0.667 | 0.607 |",  # 0.4 / 0.6, exp(-2 - -1.5)
+    ]
