@@ -28,8 +28,7 @@ _XML_CALL = re.compile(
 )
 _SHELL_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console|zsh)[ \t]*\n.*?^[ \t]*\1[ \t]*$",
                           re.MULTILINE | re.DOTALL)
-_PLAIN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*\n([^\n]*)\n.*?^[ \t]*\1[ \t]*$", re.MULTILINE | re.DOTALL)
-"""A fence without a language; a call when its first line is a command (SWE-agent's ``open x.py 40``)."""
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})([^\n`]*)$", re.MULTILINE)
 _COMMAND_LINE = re.compile(
     r"^[ \t]*(?:\$ |>>> |(?:ACTION|Action|COMMAND|Command):\s*)?"
     r"(?:view|open|open_file|cat|nl|sed|head|tail|less|grep|rg|find|ls|cd|python3?|pytest|npm|npx|yarn|node|"
@@ -44,6 +43,22 @@ def is_command(line: str) -> bool:
     """Whether ``line`` is an agent command (``open x.py 40``, ``edit 12:13``), not code using the same word
     (``open(path)``, ``find = 3``)."""
     return bool(_COMMAND_LINE.fullmatch(line)) and not re.match(r"\s*\w+[ \t]*[(=.]", line)
+
+
+def command_fences(text: str) -> list[tuple[int, int]]:
+    """Char ranges of the fences without a language whose first line is a command (SWE-agent's ``open x.py 40``
+    after a DISCUSSION); fences are paired in order, so a closing fence never opens one."""
+    out: list[tuple[int, int]] = []
+    opened: re.Match | None = None
+    for m in _FENCE_LINE.finditer(text):
+        if opened is None:
+            opened = m
+        elif m.group(1)[0] == opened.group(1)[0] and len(m.group(1)) >= len(opened.group(1)) and not m.group(2).strip():
+            first = text[opened.end() + 1:m.start()].split("\n", 1)[0]
+            if not opened.group(2).strip() and is_command(first):
+                out.append((opened.start(), m.end()))
+            opened = None
+    return out
 
 
 def call_paths(text: str) -> list[str]:
@@ -109,9 +124,7 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
             found.append((s, e))
     for m in _SHELL_FENCE.finditer(text):
         found.append((m.start(), m.end()))
-    for m in _PLAIN_FENCE.finditer(text):
-        if is_command(m.group(2)):
-            found.append((m.start(), m.end()))
+    found += command_fences(text)
     for m in _FUNC_CALL.finditer(text):
         line = m.group(0)
         if line.count("(") == line.count(")") and "\n" not in line.strip():

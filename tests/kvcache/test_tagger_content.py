@@ -339,7 +339,8 @@ def test_plain_fence_is_a_call_only_when_it_holds_a_command(tagger):
     assert tag_of(edit, ivs, "clamp").block_type == B.FUNCTION_SIGNATURE  # the code the command carries
     assert tag_of(edit, ivs, "Fix the").block_type == B.TEXT
     for code in ("Like this:\n\n```\nopen(path).read()\nx = 1\n```", "Like this:\n\n```\nfind = 3\n```",
-                 "Like this:\n\n```\nresult = parse(text)\n```"):
+                 "Like this:\n\n```\nresult = parse(text)\n```",
+                 "Fix:\n```python\nx = 1\n```\nfind the line above and replace it.\n```\nmore = 2\n```"):  # a closing fence
         assert tool_call_spans(code) == [], code
 
 
