@@ -23,8 +23,8 @@ from codeagent.kvcache.languages import language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import call_language, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, grep_rows, json_strings, numbered_rows,
-    outline_rows,
+    Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, fence_segments, grep_rows, json_strings,
+    numbered_rows, outline_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -737,36 +737,13 @@ class _CodeRegions:
 
 
 # ------------------------------------------------------------------------------ span shapes
-_FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n`]*\n?$")
+_END_OF_EDIT = re.compile(r"^[ \t]*end_of_edit[ \t]*\n?\Z", re.MULTILINE)
+"""SWE-agent's terminator of an ``edit`` command's text, as the fence's last line."""
 CODE_KEYS = frozenset({"content", "file_text", "new_str", "old_str", "code", "source", "text", "new_content",
                        "patch", "diff", "file_content", "contents"})
 """JSON keys whose string value is read as code first (any other string is detected by content)."""
 
 
-def _fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
-    """Split text into (start, end, language, is_code) segments around Markdown fences."""
-    segments: list[tuple[int, int, str | None, bool]] = []
-    prose_start = 0
-    fence: tuple[str, str, int] | None = None  # (marker, info, code start)
-    for s, e in _line_spans(text, 0, len(text)):
-        line = text[s:e]
-        if fence is None:
-            m = _FENCE_OPEN.match(line)
-            if m:
-                segments.append((prose_start, e, None, False))  # prose up to and with the fence line
-                fence = (m.group(1), m.group(2), e)
-        else:
-            marker, info, code_start = fence
-            stripped = line.strip()
-            if stripped and set(stripped) == {marker[0]} and len(stripped) >= len(marker):
-                segments.append((code_start, s, info, True))
-                fence = None
-                prose_start = s
-    if fence is not None:
-        segments.append((fence[2], len(text), fence[1], True))
-    else:
-        segments.append((prose_start, len(text), None, False))
-    return [seg for seg in segments if seg[1] > seg[0]]
 
 
 # A row of a prefixed view: (line start, code start or -1, line end, emit); the code of all rows
@@ -943,7 +920,7 @@ class StructureTagger:
         the span's), the shapes of everything outside them."""
         if not text:
             return []
-        segments = _fence_segments(text)
+        segments = fence_segments(text)
         if len(segments) == 1 and not segments[0][3]:
             return self._shapes(text, language, default)
         out: list[Interval] = []
@@ -961,7 +938,7 @@ class StructureTagger:
     def _call(self, text: str) -> list[Interval]:
         """A tool call: TOOL_CALL lines, except code it carries (a non-shell fence, the body of a command
         in a plain fence such as SWE-agent's ``edit 12:13``, a JSON string argument holding a file)."""
-        segments = _fence_segments(text)
+        segments = fence_segments(text)
         if any(is_code and language_for_fence(info or "") != "bash" for _s, _e, info, is_code in segments):
             out: list[Interval] = []
             for start, end, info, is_code in segments:
@@ -980,10 +957,8 @@ class StructureTagger:
         first, nl, rest = piece.partition("\n")
         if not (plain and is_command(first)):
             return self._content(piece, language, "code")
-        body, tail = rest, ""
-        last = rest.rstrip("\n").rpartition("\n")
-        if last[2].strip() == "end_of_edit":
-            body, tail = rest[:len(last[0]) + len(last[1])], rest[len(last[0]) + len(last[1]):]
+        m = _END_OF_EDIT.search(rest)
+        body, tail = (rest[:m.start()], rest[m.start():]) if m else (rest, "")
         start = len(first) + len(nl)
         out = self._call_lines(first + nl)
         out.extend(_shift(self._content(body, language, "code"), start))

@@ -14,6 +14,7 @@ import json
 import re
 
 from codeagent.kvcache.languages import EXTENSIONS, language_for_path
+from codeagent.kvcache.tagger_content import fence_segments
 
 _EXT = "|".join(sorted((e[1:] for e in EXTENSIONS), key=len, reverse=True))
 _PATH = re.compile(rf"(?<![\w/.\-])(/?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_EXT}))(?![\w\-])")
@@ -28,7 +29,6 @@ _XML_CALL = re.compile(
 )
 _SHELL_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console|zsh)[ \t]*\n.*?^[ \t]*\1[ \t]*$",
                           re.MULTILINE | re.DOTALL)
-_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})([^\n`]*)$", re.MULTILINE)
 _COMMAND_LINE = re.compile(
     r"^[ \t]*(?:\$ |>>> |(?:ACTION|Action|COMMAND|Command):\s*)?"
     r"(?:view|open|open_file|cat|nl|sed|head|tail|less|grep|rg|find|ls|cd|python3?|pytest|npm|npx|yarn|node|"
@@ -36,28 +36,27 @@ _COMMAND_LINE = re.compile(
     r"run_tests|bash|submit|finish|goto|scroll_up|scroll_down)\b[^\n]*$",
     re.MULTILINE,
 )
+_CODE_USE = re.compile(r"\s*\w+[ \t]*[(=.]")
+"""A command word used as code: called, assigned or an attribute's owner."""
 _JSON_CALL_KEYS = ("name", "function", "tool", "tool_calls", "tool_use", "arguments", "input", "command", "action")
 
 
 def is_command(line: str) -> bool:
     """Whether ``line`` is an agent command (``open x.py 40``, ``edit 12:13``), not code using the same word
     (``open(path)``, ``find = 3``)."""
-    return bool(_COMMAND_LINE.fullmatch(line)) and not re.match(r"\s*\w+[ \t]*[(=.]", line)
+    return bool(_COMMAND_LINE.fullmatch(line)) and not _CODE_USE.match(line)
 
 
 def command_fences(text: str) -> list[tuple[int, int]]:
-    """Char ranges of the fences without a language whose first line is a command (SWE-agent's ``open x.py 40``
-    after a DISCUSSION); fences are paired in order, so a closing fence never opens one."""
+    """Char ranges, fence lines included, of the fences without a language whose first line is a command
+    (SWE-agent's ``open x.py 40`` after a DISCUSSION)."""
     out: list[tuple[int, int]] = []
-    opened: re.Match | None = None
-    for m in _FENCE_LINE.finditer(text):
-        if opened is None:
-            opened = m
-        elif m.group(1)[0] == opened.group(1)[0] and len(m.group(1)) >= len(opened.group(1)) and not m.group(2).strip():
-            first = text[opened.end() + 1:m.start()].split("\n", 1)[0]
-            if not opened.group(2).strip() and is_command(first):
-                out.append((opened.start(), m.end()))
-            opened = None
+    if "```" not in text and "~~~" not in text:  # every prose span passes here: most hold no fence
+        return out
+    for start, end, info, is_code in fence_segments(text):
+        if is_code and not info and is_command(text[start:end].split("\n", 1)[0]):
+            close = text.find("\n", end)
+            out.append((text.rfind("\n", 0, start - 1) + 1, len(text) if close < 0 else close))
     return out
 
 

@@ -186,6 +186,36 @@ _DIAGNOSTIC = re.compile(r"\d+:|\s*(?:error|warning|note|info|hint)\b|\s*[A-Z]{1
                          r"|\s*[A-Z]\w*(?:Error|Exception|Warning|Failure)\b")
 
 
+# ------------------------------------------------------------------------------ Markdown fences
+_FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n`]*\n?$")
+
+
+def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
+    """Split text into (start, end, language, is_code) segments around Markdown fences."""
+    segments: list[tuple[int, int, str | None, bool]] = []
+    prose_start = 0
+    fence: tuple[str, str, int] | None = None  # (marker, info, code start)
+    for s, e in line_spans(text, 0, len(text)):
+        line = text[s:e]
+        if fence is None:
+            m = _FENCE_OPEN.match(line)
+            if m:
+                segments.append((prose_start, e, None, False))  # prose up to and with the fence line
+                fence = (m.group(1), m.group(2), e)
+        else:
+            marker, info, code_start = fence
+            stripped = line.strip()
+            if stripped and set(stripped) == {marker[0]} and len(stripped) >= len(marker):
+                segments.append((code_start, s, info, True))
+                fence = None
+                prose_start = s
+    if fence is not None:
+        segments.append((fence[2], len(text), fence[1], True))
+    else:
+        segments.append((prose_start, len(text), None, False))
+    return [seg for seg in segments if seg[1] > seg[0]]
+
+
 @dataclass(frozen=True)
 class GrepRow:
     """One line of search output (``grep -n``/``git grep -n``/``rg -n``, Aider's repository map)."""
