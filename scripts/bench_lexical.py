@@ -66,9 +66,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
-    from codeagent.bench.runner import bench_kv_config, prefill_context, run_probe
+    from codeagent.bench.runner import variant_rows
     from codeagent.bench.tasks import load_tasks
-    from codeagent.kvcache.manager import KVManager
     from codeagent.kvcache.policies.codecomp import CodeComp
     from codeagent.kvcache.scoring import importance
     from codeagent.runtime import build_engine, settings_from
@@ -90,28 +89,22 @@ def main() -> None:
         return s
 
     CodeComp.scores = scores
-    variants = []
+    variants = {}
     for v in args.variant:
         name, weight, *window = v.split(":")
-        variants.append((name, float(weight), int(window[0]) if window else 256))
+        variants[name] = (float(weight), int(window[0]) if window else 256)
+    cells = [("full", 1.0)] + [(name, float(b)) for name in variants for b in args.budgets.split(",")]
+
+    def apply(name: str, budget: float, snap) -> None:
+        knobs["weight"], knobs["window"] = variants.get(name, (0.0, 256))
+        if name != "full":
+            engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
+
     rows: list[dict] = []
     for task in load_tasks(args.tasks):
         t0 = time.perf_counter()
-        base = bench_kv_config("default")
-        knobs["weight"] = 0.0
-        engine.manager = KVManager(base)
-        prefill_context(engine, task, lifecycle=True)
-        snap = engine.snapshot()
-        n_ctx = snap.logical
-        cells = [("full", 0.0, 256, 1.0)] + [(*v, float(b)) for v in variants for b in args.budgets.split(",")]
-        for name, weight, window, budget in cells:
-            knobs.update(weight=weight, window=window)
-            engine.restore(snap, KVManager(base))
-            if name != "full":
-                engine.manager.enforce(engine.state, budget=math.ceil(budget * n_ctx), why="bench")
-            res = run_probe(engine, task)
-            rows.append({"task_id": task.id, "family": task.family, "style": task.style or "own", "variant": name,
-                         "budget": budget, "top1": res.top1, "mean_logprob": res.mean_logprob})
+        knobs["weight"] = 0.0  # the prefill scores nothing, as under the bench
+        rows += variant_rows(engine, task, cells, apply)
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")

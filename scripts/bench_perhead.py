@@ -75,39 +75,34 @@ def main() -> None:
 
     from transformers import AttentionInterface
 
-    from codeagent.bench.runner import bench_kv_config, prefill_context, run_probe
+    from codeagent.bench.runner import variant_rows
     from codeagent.bench.tasks import load_tasks
-    from codeagent.kvcache.manager import KVManager
     from codeagent.runtime import build_engine, settings_from
 
     engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
     AttentionInterface.register(attention.NAME, masked_attention)
     cfg = engine.model.config
     groups = cfg.num_attention_heads // cfg.num_key_value_heads
+    per_head = {f"ph{x}": x for x in map(int, args.x.split(","))}
+    cells = [("full", 1.0)] + [(name, b) for b in map(float, args.budgets.split(",")) for name in per_head]
+
+    def apply(name: str, budget: float, snap) -> None:
+        MASKS.clear()
+        if name == "full":
+            return
+        x = per_head[name]
+        engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical) - x, why="bench")
+        if x:
+            seen_by = (snap.logical - snap.state.table["pos"]).clamp(min=1).float()
+            cum = snap.state.table["attn_cum"]
+            scores = (cum / seen_by).view(cum.shape[0], -1, groups, cum.shape[-1]).mean(2)
+            add_per_head(engine, snap, scores, x, groups)
+
     rows: list[dict] = []
     for task in load_tasks(args.tasks):
         t0 = time.perf_counter()
-        MASKS.clear()
-        base = bench_kv_config("default")
-        engine.manager = KVManager(base)
-        prefill_context(engine, task, lifecycle=True)
-        snap = engine.snapshot()
-        n_ctx = snap.logical
-        seen_by = (n_ctx - snap.state.table["pos"]).clamp(min=1).float()
-        cum = snap.state.table["attn_cum"]
-        scores = (cum / seen_by).view(cum.shape[0], -1, groups, cum.shape[-1]).mean(2)
-        cells = [("full", 0, 1.0)] + [(f"ph{x}", x, b) for b in map(float, args.budgets.split(","))
-                                      for x in map(int, args.x.split(","))]
-        for name, x, budget in cells:
-            MASKS.clear()
-            engine.restore(snap, KVManager(base))
-            if name != "full":
-                engine.manager.enforce(engine.state, budget=math.ceil(budget * n_ctx) - x, why="bench")
-                if x:
-                    add_per_head(engine, snap, scores, x, groups)
-            res = run_probe(engine, task)
-            rows.append({"task_id": task.id, "family": task.family, "style": task.style or "own", "variant": name,
-                         "budget": budget, "top1": res.top1, "mean_logprob": res.mean_logprob})
+        MASKS.clear()  # the prefill runs unmasked
+        rows += variant_rows(engine, task, cells, apply)
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")

@@ -42,30 +42,25 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
-    from codeagent.bench.runner import bench_kv_config, prefill_context, run_probe
+    from codeagent.bench.runner import bench_kv_config, variant_rows
     from codeagent.bench.tasks import load_tasks
     from codeagent.kvcache.manager import KVManager
     from codeagent.runtime import build_engine, settings_from
 
-    variants = [parse_variant(v) for v in args.variant]
+    variants = dict(parse_variant(v) for v in args.variant)
     budgets = [float(b) for b in args.budgets.split(",")]
     engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
+    base = bench_kv_config("default")
+
+    def apply(name: str, budget: float, snap) -> None:
+        if name != "full":
+            engine.manager = KVManager(base.model_copy(update=variants[name]))
+            engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
+
     rows: list[dict] = []
     for task in load_tasks(args.tasks):
-        base = bench_kv_config("default")
-        engine.manager = KVManager(base)
         t0 = time.perf_counter()
-        prefill_context(engine, task, lifecycle=True)
-        snap = engine.snapshot()
-        n_ctx = snap.logical
-        cells = [("full", {}, 1.0)] + [(name, upd, b) for name, upd in variants for b in budgets]
-        for name, updates, budget in cells:
-            engine.restore(snap, KVManager(base.model_copy(update=updates)))
-            if name != "full":
-                engine.manager.enforce(engine.state, budget=math.ceil(budget * n_ctx), why="bench")
-            res = run_probe(engine, task)
-            rows.append({"task_id": task.id, "family": task.family, "style": task.style, "variant": name,
-                         "budget": budget, "top1": res.top1, "mean_logprob": res.mean_logprob, "exact": res.exact})
+        rows += variant_rows(engine, task, [("full", 1.0)] + [(n, b) for n in variants for b in budgets], apply)
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1) + "\n")

@@ -173,6 +173,28 @@ def run_probe(engine, task: Task) -> ProbeResult:
     )
 
 
+def variant_rows(engine, task: Task, cells: Sequence[tuple[str, float]],
+                 apply: Callable[[str, float, Snapshot], None]) -> list[dict]:
+    """The measurement scripts' cells on one task: one prefill with the default policy (committing as the agent
+    would), snapshotted; each (variant, budget) cell restores the snapshot with a default manager, lets
+    ``apply(variant, budget, snapshot)`` bring the cache to the cell's state (a ``full`` cell usually leaves it
+    whole), and runs the probe. Rows: task, family, style, variant, budget, top-1, mean log-prob and exact match."""
+    from codeagent.kvcache.manager import KVManager
+
+    base = bench_kv_config("default")
+    engine.manager = KVManager(base)
+    prefill_context(engine, task, lifecycle=True)
+    snap = engine.snapshot()
+    rows = []
+    for variant, budget in cells:
+        engine.restore(snap, KVManager(base))
+        apply(variant, budget, snap)
+        res = run_probe(engine, task)
+        rows.append({"task_id": task.id, "family": task.family, "style": task.style or "own", "variant": variant,
+                     "budget": budget, "top1": res.top1, "mean_logprob": res.mean_logprob, "exact": res.exact})
+    return rows
+
+
 def _error(exc: BaseException) -> str:
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {msg}"[:300]
