@@ -330,9 +330,89 @@ after a change."""
             self.add("tool", "tool_output", f"The file /home/user/project/{path} has been updated.", sub)
 
 
+class Cline(Style):
+    """Cline's XML tool use (``<read_file><path>..</path></read_file>`` after a ``<thinking>``); results come back as
+    user messages headed ``[read_file for 'x.py'] Result:``, file content numbered ``12 | code`` in a ``<file>``."""
+
+    system = """You are Cline, a highly skilled software engineer with extensive knowledge in many programming
+languages, frameworks, design patterns, and best practices.
+
+TOOL USE
+You have access to a set of tools that are executed upon the user's approval. You can use one tool per message.
+Tool use is formatted using XML-style tags:
+<tool_name>
+<parameter1_name>value1</parameter1_name>
+</tool_name>
+Tools: read_file(path), execute_command(command, requires_approval), replace_in_file(path, diff),
+attempt_completion(result)."""
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"<thinking>\nI need the code of {path}.\n</thinking>\n\n<read_file>\n"
+                 f"<path>{path}</path>\n</read_file>", sub)
+        view = _numbered(content, start, "{n} | {line}")
+        self.add("user", "text", f"[read_file for '{path}'] Result:\n<file><path>{path}</path>\n"
+                 f"<content lines=\"{start}-{end}\">\n{view}\n</content>\n</file>", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"<execute_command>\n<command>{command}</command>\n"
+                 "<requires_approval>false</requires_approval>\n</execute_command>", sub)
+        self.add("user", "text", f"[execute_command for '{command}'] Result:\nCommand executed.\nOutput:\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "text", f"<replace_in_file>\n<path>{path}</path>\n<diff>\n------- SEARCH\n{head}\n"
+                 f"=======\n{code}\n+++++++ REPLACE\n</diff>\n</replace_in_file>", sub)
+        if result is not None:
+            self.add("user", "text", f"[replace_in_file for '{path}'] Result:\nThe content was successfully saved "
+                     f"to {path}.", sub)
+
+    def text(self, seg):
+        if seg.role == "user":
+            self.add("user", "text", f"<task>\n{seg.text}\n</task>", seg.subtask)
+        elif seg.role == "assistant":
+            self.add("assistant", "text", f"<thinking>\n{seg.text}\n</thinking>", seg.subtask)
+        else:
+            super().text(seg)
+
+
+class Codex(Style):
+    """Codex CLI's ``shell`` function calls (``{"command": ["bash", "-lc", "sed -n '1,80p' x.py"]}``), JSON
+    results (``{"output": ..., "metadata": {"exit_code": 0}}``), edits as ``apply_patch`` envelopes."""
+
+    system = """You are a coding agent running in the Codex CLI, a terminal-based coding assistant.
+You can run shell commands with the `shell` function and edit files with `apply_patch`:
+{"command": ["apply_patch", "*** Begin Patch\\n*** Update File: path\\n@@\\n-old\\n+new\\n*** End Patch"]}.
+Keep going until the user's query is completely resolved. Read files with `sed -n` or `rg`, keep changes minimal
+and consistent with the codebase, and run the tests when you are done."""
+
+    def _shell(self, argv: list[str], sub: str | None) -> None:
+        self.add("assistant", "tool_call", json.dumps({"name": "shell", "arguments": {"command": argv,
+                                                                                      "workdir": "/repo"}}), sub)
+
+    def _out(self, output: str, code: int, sub: str | None) -> None:
+        self.add("tool", "tool_output", json.dumps({"output": output, "metadata": {"exit_code": code,
+                                                                                   "duration_seconds": 0.1}}), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._shell(["bash", "-lc", f"sed -n '{start},{end}p' {path}"], sub)
+        self._out(content, 0, sub)
+
+    def run(self, command, log, sub):
+        self._shell(["bash", "-lc", command], sub)
+        self._out(log, _exit_code(log), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        added = "\n".join(f"+{line}" for line in code.split("\n"))
+        self._shell(["apply_patch", f"*** Begin Patch\n*** Update File: {path}\n@@\n-{head}\n{added}\n*** End Patch"],
+                    sub)
+        if result is not None:
+            self._out(f"Success. Updated the following files:\nM {path}\n", 0, sub)
+
+
 RENDERERS: dict[str, type[Style]] = {
     "raw": Raw, "minisweagent": MiniSweAgent, "json": Json, "aider": Aider,
-    "openhands": OpenHands, "sweagent": SweAgent, "claude": Claude,
+    "openhands": OpenHands, "sweagent": SweAgent, "claude": Claude, "cline": Cline, "codex": Codex,
 }
 STYLES: tuple[str, ...] = ("own", *RENDERERS)
 

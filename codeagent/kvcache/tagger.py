@@ -742,6 +742,9 @@ _END_OF_EDIT = re.compile(r"^[ \t]*end_of_edit[ \t]*\n?\Z", re.MULTILINE)
 CODE_KEYS = frozenset({"content", "file_text", "new_str", "old_str", "code", "source", "text", "new_content",
                        "patch", "diff", "file_content", "contents"})
 """JSON keys whose string value is read as code first (any other string is detected by content)."""
+_XML_CODE_PARAM = re.compile(rf"<(?:parameter=)?({'|'.join(sorted(CODE_KEYS))})(?:\s[^>]*)?>\n?(.*?)</(?:\1|parameter)>",
+                             re.DOTALL)
+"""An XML call's parameter holding code (``<parameter=new_str>``, Cline's ``<content>``, ``<diff>``): its body."""
 
 
 
@@ -966,6 +969,22 @@ class StructureTagger:
         return out
 
     def _call_args(self, text: str) -> list[Interval]:
+        """Call lines, except code carried in XML parameters (read as code in the language of the path the
+        call names) and in JSON strings."""
+        params = list(_XML_CODE_PARAM.finditer(text))
+        if not params:
+            return self._json_args(text)
+        lang = call_language(text)
+        out: list[Interval] = []
+        pos = 0
+        for m in params:
+            out.extend(_shift(self._json_args(text[pos:m.start(2)]), pos))
+            out.extend(_shift(self._content(m.group(2), lang, "code"), m.start(2)))
+            pos = m.end(2)
+        out.extend(_shift(self._json_args(text[pos:]), pos))
+        return out
+
+    def _json_args(self, text: str) -> list[Interval]:
         strings = json_strings(text)
         lang = call_language(text)
         out: list[Interval] = []

@@ -2,7 +2,8 @@
 
 Calls come as commands (``view X``, ``cat X``, ``sed -n '1,80p' X``, ``open_file X``), function
 calls (``view_file(path="X", start_line=1)``), JSON (``{"name": ..., "arguments": {...}}``,
-``tool_use``/``tool_calls``), XML-ish tags (``<tool_call>``, ``<invoke>``, ``<function=...>``) or
+``tool_use``/``tool_calls``), XML-ish tags (``<tool_call>``, ``<invoke>``, ``<function=...>``, a tool
+element holding parameter elements: ``<read_file><path>X</path></read_file>``) or
 bare shell commands in a ``bash`` fence after a THOUGHT (mini-swe-agent) or one command in a plain
 fence after a DISCUSSION (SWE-agent). Test logs are
 recognised by what pytest, unittest, jest, go test and cargo print, whatever command ran them.
@@ -27,6 +28,9 @@ _XML_CALL = re.compile(
     r"\b[^>]*>.*?</(?:\1|function|invoke|tool_call|function_calls?)>",
     re.DOTALL,
 )
+_XML_PARAM_CALL = re.compile(r"<([a-z][a-z0-9]*(?:_[a-z0-9]+)+)>[ \t]*\n?[ \t]*<([a-z][\w\-]*)\b[^>]*>.*?</\1>", re.DOTALL)
+"""Cline's and Roo Code's calls: a snake_case tool element whose body opens with a parameter element
+(``<read_file>\n<path>x.py</path>\n</read_file>``)."""
 _SHELL_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console|zsh)[ \t]*\n.*?^[ \t]*\1[ \t]*$",
                           re.MULTILINE | re.DOTALL)
 _COMMAND_LINE = re.compile(
@@ -116,8 +120,8 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
     """Char ranges of the tool calls in ``text`` (sorted, disjoint): JSON, XML-ish, function-call
     lines, shell fences and command lines."""
     found: list[tuple[int, int]] = []
-    for m in _XML_CALL.finditer(text):
-        found.append((m.start(), m.end()))
+    for pattern in (_XML_CALL, _XML_PARAM_CALL):
+        found += [(m.start(), m.end()) for m in pattern.finditer(text)]
     for s, e, value in _json_objects(text):
         if _is_json_call(value):
             found.append((s, e))

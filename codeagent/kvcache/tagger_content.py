@@ -290,6 +290,9 @@ def outline_rows(text: str, start: int = 0, end: int | None = None) -> Runs | No
 # ------------------------------------------------------------------------------ diff hunks
 _HUNK = re.compile(r"@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 _DIFF_PATH = re.compile(r"^(?:\+\+\+ |--- |diff --git a/\S+ b/|Index: )(?:[ab]/)?(\S+)", re.MULTILINE)
+_PATCH_FILE = re.compile(r"\*\*\* (Update|Add) File: (\S+)")
+"""A file's header in an ``apply_patch`` envelope (Codex CLI, OpenAI's patch format): ``*** Update File: x.py``
+is followed by hunks opened by a bare ``@@`` or ``@@ anchor`` line; an added file's lines follow its header."""
 
 
 @dataclass(frozen=True)
@@ -305,12 +308,20 @@ def diff_hunks(text: str, start: int, end: int) -> list[Hunk]:
     hunks: list[Hunk] = []
     cur: list[tuple[int, int, str]] | None = None
     path: str | None = None
+    envelope = False
     for s, e in line_spans(text, start, end):
         line = text[s:e]
         m = _DIFF_PATH.match(line)
         if m and not line.startswith("--- ") or (m and line.startswith("--- ") and cur is None):
             path = m.group(1) if m.group(1) != "/dev/null" else path
-        if line.startswith("@@") and _HUNK.match(line):
+        patch = _PATCH_FILE.match(line)
+        if patch:
+            if cur:
+                hunks.append(Hunk(cur, path))
+            envelope, path = True, patch.group(2)
+            cur = [] if patch.group(1) == "Add" else None
+            continue
+        if line.startswith("@@") and (_HUNK.match(line) or envelope and line[2:3] in ("", " ", "\n")):
             if cur:
                 hunks.append(Hunk(cur, path))
             cur = []

@@ -56,7 +56,7 @@ def test_styles_speak_their_own_syntax(tasks):
 
 
 def test_held_out_styles_speak_their_own_syntax(tasks):
-    """The three styles added after the tagger's format work: OpenHands, SWE-agent and Claude Code."""
+    """The styles added after the tagger's format work: OpenHands, SWE-agent, Claude Code, Cline and Codex CLI."""
     task = tasks[0]
     oh, swe, cc = (restyle(task, s) for s in ("openhands", "sweagent", "claude"))
     assert any("<function=str_replace_editor>\n<parameter=command>view</parameter>" in s.text for s in oh.segments)
@@ -67,7 +67,15 @@ def test_held_out_styles_speak_their_own_syntax(tasks):
     assert any("\nend_of_edit\n```" in s.text for s in swe.segments)
     assert any(json.loads(s.text).get("name") == "Read" for s in cc.segments if s.kind == "tool_call")
     assert any(re.match(r"\s+\d+\u2192", s.text) for s in cc.segments if s.kind == "tool_output")
-    for t in (oh, swe, cc):  # nothing of codeagent's own calls is left
+    cline, codex = (restyle(task, s) for s in ("cline", "codex"))
+    assert any(s.role == "assistant" and "<read_file>\n<path>" in s.text for s in cline.segments)
+    assert any(s.role == "user" and re.match(r"\[read_file for '\S+'\] Result:\n<file><path>\S+</path>\n"
+                                              r"<content lines=\"\d+-\d+\">\n\d+ \| ", s.text) for s in cline.segments)
+    calls = [json.loads(s.text) for s in codex.segments if s.kind == "tool_call"]
+    assert any(c["arguments"]["command"][:2] == ["bash", "-lc"] for c in calls)
+    assert any(c["arguments"]["command"][0] == "apply_patch" for c in calls)
+    assert all("output" in json.loads(s.text) for s in codex.segments if s.kind == "tool_output")
+    for t in (oh, swe, cc, cline, codex):  # nothing of codeagent's own calls is left
         assert not any(re.match(r"(?:view|run_tests|edit) ", s.text) for s in t.segments)
 
 

@@ -306,6 +306,10 @@ CALLS = {
                 "pkg/mod.py"),
     "discussion": ("DISCUSSION\nThe parser lives in pkg/parse.py; let me open the helper it calls.\n\n```\n"
                    "open pkg/mod.py 40\n```", "pkg/mod.py"),
+    "cline": ("<thinking>\nThe helper is next.\n</thinking>\n\n<read_file>\n<path>pkg/mod.py</path>\n</read_file>",
+              "pkg/mod.py"),
+    "codex": ('{"name": "shell", "arguments": {"command": ["bash", "-lc", "sed -n \'1,80p\' pkg/mod.py"], '
+              '"workdir": "/repo"}}', "pkg/mod.py"),
 }
 
 
@@ -327,6 +331,47 @@ def test_tool_calls_in_any_syntax(tagger, style):
 def test_plain_sentences_are_not_calls():
     assert tool_call_spans("I will look at the parser next, then run the tests.") == []
     assert tool_call_spans("The value is (a, b) and the rest follows.") == []
+    # XML-ish wrappers that are not tool elements: a thought, a file in a result, a one-word tag
+    assert tool_call_spans("<thinking>\nI should read pkg/mod.py next.\n</thinking>") == []
+    assert tool_call_spans("<file><path>pkg/mod.py</path>\n<content>\nx = 1\n</content>\n</file>") == []
+
+
+NEW_DEF = "def build(root, strict=False):\n    if strict:\n        return os.path.join(root)\n    return root"
+
+
+@pytest.mark.parametrize("call", [
+    "I'll update it.\n\n<function=str_replace_editor>\n<parameter=command>str_replace</parameter>\n"
+    f"<parameter=path>/workspace/pkg/mod.py</parameter>\n<parameter=old_str>def build(root):</parameter>\n"
+    f"<parameter=new_str>{NEW_DEF}</parameter>\n</function>",
+    f"<write_to_file>\n<path>pkg/mod.py</path>\n<content>\nimport os\n\n{NEW_DEF}\n</content>\n</write_to_file>",
+    f"<replace_in_file>\n<path>pkg/mod.py</path>\n<diff>\n------- SEARCH\ndef build(root):\n=======\n{NEW_DEF}\n"
+    "+++++++ REPLACE\n</diff>\n</replace_in_file>",
+], ids=["openhands", "cline_write", "cline_replace"])
+def test_code_carried_in_xml_parameters(tagger, call):
+    """An XML call's code parameter (``new_str``, ``content``, ``diff``) is code in the language of the path
+    the call names; the call's own lines stay TOOL_CALL."""
+    assert tool_call_spans(call)
+    ivs = tagger.intervals(call, SpanInfo(kind=K.TEXT))
+    covered(call, ivs)
+    assert tag_of(call, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(call, ivs, "return os.path").block_type == B.FUNCTION_BODY
+    assert tag_of(call, ivs, "<path>" if "<path>" in call else "<parameter=path>").block_type == B.TOOL_CALL
+
+
+def test_apply_patch_envelope_is_a_diff(tagger):
+    """Codex CLI's ``apply_patch``: ``*** Update File:`` hunks opened by a bare ``@@`` or an anchor, and an
+    added file's lines; each in the language of its file, inside the JSON call that carries it."""
+    patch = ("*** Begin Patch\n*** Update File: pkg/mod.py\n@@ class Builder:\n-    def build(self, root):\n"
+             "+    def build(self, root, strict=False):\n         return root\n@@\n-LIMIT = 1\n+LIMIT = 2\n"
+             "*** Add File: web/app.ts\n+export function render(el: Element): void {\n+  el.remove();\n+}\n"
+             "*** End Patch")
+    for text in (patch, json.dumps({"name": "shell", "arguments": {"command": ["apply_patch", patch]}})):
+        ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_CALL if text[0] == "{" else K.TEXT))
+        covered(text, ivs)
+        assert tag_of(text, ivs, "build(self, root, strict").block_type == B.FUNCTION_SIGNATURE
+        assert tag_of(text, ivs, "build(self, root)").block_type == B.FUNCTION_SIGNATURE
+        assert tag_of(text, ivs, "render(el").block_type == B.FUNCTION_SIGNATURE
+        assert tag_of(text, ivs, "*** Update").block_type not in SIGNATURES
 
 
 def test_plain_fence_is_a_call_only_when_it_holds_a_command(tagger):
