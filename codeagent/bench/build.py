@@ -743,14 +743,25 @@ _BUILDERS: dict[str, Callable[[Writer, int, int], tuple[list[Segment], list[str]
 }
 
 
-def build_family(family: str, seed: int, n: int, count: TokenCounter, roots: Sequence[Path] | None = None) -> list[BuiltTask]:
-    """``n`` tasks of one family; the same seed gives the same tasks (on the same machine)."""
+def parse_tokens(text: str) -> tuple[int, int]:
+    """``LO-HI`` (``4000-5500``) as a context-size range in tokens; InputError when malformed."""
+    m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", text)
+    if not m or not 500 <= int(m.group(1)) < int(m.group(2)):
+        raise InputError(f"--tokens wants LO-HI with 500 <= LO < HI, got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def build_family(family: str, seed: int, n: int, count: TokenCounter, roots: Sequence[Path] | None = None,
+                 tokens: tuple[int, int] | None = None) -> list[BuiltTask]:
+    """``n`` tasks of one family; the same seed gives the same tasks (on the same machine). ``tokens``: the
+    accepted context size (default: the family's ``TOKEN_RANGES``); the builder aims inside it."""
     if family not in _BUILDERS:
         raise InputError(f"unknown task family {family!r} (known: {', '.join(FAMILIES)})")
     pool = SourcePool(f"{seed}:{family}:files", roots)
     rng = random.Random(f"{seed}:{family}")
-    lo, hi = TOKEN_RANGES[family]
-    aim_lo, aim_hi = _AIMS[family]
+    lo, hi = tokens or TOKEN_RANGES[family]
+    margin = (hi - lo) // 8
+    aim_lo, aim_hi = (lo + margin, hi - margin) if tokens else _AIMS[family]
     tasks: list[BuiltTask] = []
     attempts = 0
     while len(tasks) < n:
@@ -774,14 +785,15 @@ def build_family(family: str, seed: int, n: int, count: TokenCounter, roots: Seq
 
 
 def build_tasks(seed: int, n_per_family: int, tokenizer: Any, families: Sequence[str] = FAMILIES,
-                roots: Sequence[Path] | None = None) -> list[BuiltTask]:
+                roots: Sequence[Path] | None = None, tokens: tuple[int, int] | None = None) -> list[BuiltTask]:
     """``n_per_family`` tasks of each family, deterministic for a seed.
 
     ``tokenizer`` is a HF tokenizer or a ``str -> int`` token counter; ``roots`` overrides where the
-    source files come from (default: this interpreter's stdlib and site-packages).
+    source files come from (default: this interpreter's stdlib and site-packages); ``tokens`` overrides
+    every family's context size (``TOKEN_RANGES``).
     """
     count = TokenCounter(tokenizer)
-    return [t for fam in families for t in build_family(fam, seed, n_per_family, count, roots)]
+    return [t for fam in families for t in build_family(fam, seed, n_per_family, count, roots, tokens)]
 
 
 def write_tasks(path: str | Path, tasks: Sequence[Task]) -> Path:
@@ -798,9 +810,11 @@ def summary_line(tasks: Sequence[Task], path: Path) -> str:
     return f"wrote {len(tasks)} tasks to {path}: " + ", ".join(parts)
 
 
-def build_command(out: Path, seed: int, n: int, families: list[str], styles: Sequence[str] = ("own",)) -> Path:
+def build_command(out: Path, seed: int, n: int, families: list[str], styles: Sequence[str] = ("own",),
+                  tokens: tuple[int, int] | None = None) -> Path:
     """What ``codeagent bench build`` runs: build with the embedded tokenizer, render each task in
-    every style (``own`` alone keeps plain ids and no style), write, print a summary."""
+    every style (``own`` alone keeps plain ids and no style), write, print a summary. ``tokens``: the
+    context size of the own-style rendering (other styles are longer or shorter by their wording)."""
     from codeagent.bench.styles import STYLES, restyle
 
     unknown = [f for f in families if f not in FAMILIES]
@@ -812,7 +826,7 @@ def build_command(out: Path, seed: int, n: int, families: list[str], styles: Seq
     if n < 1:
         raise InputError(f"--n must be at least 1, got {n}")
     tokenizer = load_default_tokenizer()
-    tasks = build_tasks(seed, n, tokenizer, families)
+    tasks = build_tasks(seed, n, tokenizer, families, tokens=tokens)
     if list(styles) != ["own"]:
         count = TokenCounter(tokenizer)
         tasks = [restyle(t, st, count.segments) for t in tasks for st in styles]

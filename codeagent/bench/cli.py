@@ -115,12 +115,14 @@ def build(
                                  help="Comma-separated families (signature_recall, next_line, session, next_line_raw)."),
     styles: str = typer.Option("own", "--styles",
                                help="Comma-separated renderings of every task: own, raw, minisweagent, json, aider, "
-                                    "openhands, sweagent, claude."),
+                                    "openhands, sweagent, claude, cline, codex."),
+    tokens: str = typer.Option("", "--tokens", help="Context size LO-HI in tokens for every family (default: "
+                               "each family's own range; e.g. 4000-5500 so long sessions fit a small model in every style)."),
 ) -> None:
     """Build tasks from real code on this machine (stdlib and installed packages)."""
-    from codeagent.bench.build import build_command
+    from codeagent.bench.build import build_command, parse_tokens
 
-    build_command(out, seed, n, _names(families), _names(styles))
+    build_command(out, seed, n, _names(families), _names(styles), parse_tokens(tokens) if tokens else None)
 
 
 @app.command()

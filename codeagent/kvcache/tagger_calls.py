@@ -35,7 +35,7 @@ _SHELL_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console|z
                           re.MULTILINE | re.DOTALL)
 _COMMAND_LINE = re.compile(
     r"^[ \t]*(?:\$ |>>> |(?:ACTION|Action|COMMAND|Command):\s*)?"
-    r"(?:view|open|open_file|cat|nl|sed|head|tail|less|grep|rg|find|ls|cd|python3?|pytest|npm|npx|yarn|node|"
+    r"(?:view|open|open_file|cat|bat|batcat|nl|sed|head|tail|less|grep|rg|find|ls|cd|python3?|pytest|npm|npx|yarn|node|"
     r"go|cargo|make|git|echo|pip|search|search_file|search_dir|find_file|edit|create|str_replace_editor|"
     r"run_tests|bash|submit|finish|goto|scroll_up|scroll_down)\b[^\n]*$",
     re.MULTILINE,
@@ -110,7 +110,7 @@ def _is_json_call(value: object) -> bool:
     keys = set(value)
     if value.get("type") in ("tool_use", "function", "tool_call", "function_call"):
         return True
-    if "tool_calls" in keys or "function_call" in keys:
+    if keys & {"tool_calls", "function_call", "functionCall", "toolCalls"}:  # OpenAI, Gemini
         return True
     named = bool(keys & {"name", "tool", "function", "action"})
     return named and bool(keys & {"arguments", "input", "parameters", "args", "params", "command"})

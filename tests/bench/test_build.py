@@ -40,6 +40,17 @@ def test_counts_ids_and_token_ranges(tokenizer, built):
         assert t.meta["source"] and t.meta["path"]
 
 
+def test_token_range_overrides_the_family_size(tokenizer):
+    """``--tokens``: a session short enough for a small model's window in every style, still a session."""
+    short = build_tasks(0, 1, tokenizer, families=["session"], tokens=(3000, 4000))
+    assert 3000 <= short[0].n_context_tokens <= 4000 < TOKEN_RANGES["session"][0]
+    assert len(short[0].commits) >= 3 and short[0].probe.target
+    assert build.parse_tokens(" 4000-5500") == (4000, 5500)
+    for bad in ("4000", "5500-4000", "100-900", "a-b"):
+        with pytest.raises(InputError, match="--tokens"):
+            build.parse_tokens(bad)
+
+
 @pytest.mark.parametrize("family", ["signature_recall", "session"])
 def test_signature_is_recallable_from_the_first_half(built, family):
     for t in (t for t in built if t.family == family):
