@@ -22,7 +22,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
-
 from codeagent.bench.metrics import Row, edit_similarity, exact_match, mean_logprob, top1_accuracy
 from codeagent.bench.peers import PREFIX, PRESSES, method_name
 from codeagent.bench.tasks import Task, task_spans
