@@ -184,6 +184,34 @@ def test_snapshot_restore_gives_identical_probes(make_engine):
 
 
 @pytest.mark.model
+def test_variant_rows_restore_the_prefill_for_every_cell(make_engine):
+    """The measurement scripts' cells: each starts from the same default prefill, so a ``full`` cell after a
+    compressed one reads the whole context again, and a ``default`` cell is the grid's ``default`` cell."""
+    from codeagent.bench.runner import bench_kv_config, prefill_context, run_probe, variant_rows
+    from codeagent.kvcache.manager import KVManager
+
+    task = tiny_tasks()[0]
+    engine = make_engine(**bench_kv_config("default").model_dump())
+
+    def apply(variant: str, budget: float, snap) -> None:
+        if variant != "full":
+            engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
+
+    rows = variant_rows(engine, task, [("full", 1.0), ("default", 0.25), ("full", 1.0)], apply)
+    assert [(r["task_id"], r["variant"], r["budget"], r["style"]) for r in rows] == [
+        ("tiny-sig", "full", 1.0, "own"), ("tiny-sig", "default", 0.25, "own"), ("tiny-sig", "full", 1.0, "own")]
+    assert (rows[0]["top1"], rows[0]["mean_logprob"]) == (rows[2]["top1"], rows[2]["mean_logprob"])
+    assert rows[1]["mean_logprob"] != rows[0]["mean_logprob"]  # a quarter of ~300 tokens loses something
+
+    fresh = make_engine(**bench_kv_config("default").model_dump())
+    fresh.manager = KVManager(bench_kv_config("default"))
+    prefill_context(fresh, task, lifecycle=True)
+    fresh.manager.enforce(fresh.state, budget=math.ceil(0.25 * fresh.logical), why="bench")
+    res = run_probe(fresh, task)
+    assert (res.top1, res.mean_logprob) == pytest.approx((rows[1]["top1"], rows[1]["mean_logprob"]))
+
+
+@pytest.mark.model
 @pytest.mark.slow
 def test_tiny_grid_end_to_end_and_resume(tmp_path: Path, task_file: Path):
     out = tmp_path / "out"
