@@ -3,8 +3,9 @@
 
 Shapes: a file view whose language is known (the agent's own view tool), the same file as a raw
 dump with no language (code found by content, language by grammar), a numbered ``cat -n`` view, a
-mini-swe-agent observation, a JSON tool result holding the file, a diff of it, and ``grep -n`` hits
-(every line naming ``self``: runs of neighbours parse together, a lone hit parses alone).
+mini-swe-agent observation, a JSON tool result holding the file, a diff of it, ``grep -n`` hits
+(every line naming ``self``: runs of neighbours parse together, a lone hit parses alone), a Cline
+``write_to_file`` call carrying the file, and the diff as a Codex ``apply_patch`` call (JSON).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
     numbered = "".join(f"{i:>6}\t{ln}" for i, ln in enumerate(lines, 1))
     edited = [ln.rstrip("\n") + "  # edited\n" if i % 10 == 0 and ln.strip() else ln for i, ln in enumerate(lines)]
     diff = "".join(difflib.unified_diff(lines, edited, "a/argparse.py", "b/argparse.py"))
+    patch = "*** Begin Patch\n*** Update File: lib/argparse.py\n" + "".join(
+        "@@\n" if ln.startswith("@@") else ln for ln in diff.splitlines(keepends=True)[2:]) + "*** End Patch\n"
     hits = "".join(f"lib/argparse.py:{i}:{ln}" for i, ln in enumerate(lines, 1) if "self" in ln)
     return {
         "file_view_known_language": (text, "FILE_VIEW", "python"),
@@ -31,6 +34,10 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
         "json_result": (json.dumps({"path": "lib/argparse.py", "content": text}), "TOOL_OUTPUT", None),
         "diff": (diff, "TOOL_OUTPUT", None),
         "search_hits": (hits, "TOOL_OUTPUT", None),
+        "cline_write_call": (f"<write_to_file>\n<path>lib/argparse.py</path>\n<content>\n{text}</content>\n"
+                             "</write_to_file>", "TEXT", None),
+        "apply_patch_call": (json.dumps({"name": "shell", "arguments": {"command": ["apply_patch", patch]}}),
+                             "TOOL_CALL", None),
     }
 
 
