@@ -116,8 +116,8 @@ def build(
     styles: str = typer.Option("own", "--styles",
                                help="Comma-separated renderings of every task: own, raw, minisweagent, json, aider, "
                                     "openhands, sweagent, claude, cline, codex."),
-    tokens: str = typer.Option("", "--tokens", help="Context size LO-HI in tokens for every family (default: "
-                               "each family's own range; e.g. 4000-5500 so long sessions fit a small model in every style)."),
+    tokens: str = typer.Option("", "--tokens", help="Context size LO-HI in tokens for every family (default: each "
+                               "family's own range; e.g. 4000-5500 so sessions fit a small model in every style)."),
 ) -> None:
     """Build tasks from real code on this machine (stdlib and installed packages)."""
     from codeagent.bench.build import build_command, parse_tokens

@@ -14,7 +14,8 @@ subtasks, the commits and the probe of the task, so every style of one task is t
 - ``openhands``: CodeAct's XML function calls, ``cat -n`` views returned as ``EXECUTION RESULT`` user messages;
 - ``sweagent``: SWE-agent's ``open``/``edit`` commands after a DISCUSSION, ``[File: ...]`` windows of ``12:code``;
 - ``claude``: Claude Code's ``tool_use`` blocks (``Read``/``Bash``/``Edit``), views numbered ``{n:>6}→line``;
-- ``cline``: Cline's XML tool elements after a ``<thinking>``, ``[read_file for 'x'] Result:`` views numbered ``12 | x``;
+- ``cline``: Cline's XML tool elements after a ``<thinking>``, ``[read_file for 'x'] Result:`` views numbered
+  ``12 | x``;
 - ``codex``: Codex CLI's ``shell`` calls (``["bash", "-lc", "sed -n ..."]``), JSON results, ``apply_patch`` edits.
 
 The last five were added after the tagger's format work, as a check on formats nothing was tuned on

@@ -742,8 +742,8 @@ _END_OF_EDIT = re.compile(r"^[ \t]*end_of_edit[ \t]*\n?\Z", re.MULTILINE)
 CODE_KEYS = frozenset({"content", "file_text", "new_str", "old_str", "code", "source", "text", "new_content",
                        "patch", "diff", "file_content", "contents"})
 """JSON keys whose string value is read as code first (any other string is detected by content)."""
-_XML_CODE_PARAM = re.compile(rf"<(?:parameter=)?({'|'.join(sorted(CODE_KEYS))})(?:\s[^>]*)?>\n?(.*?)</(?:\1|parameter)>",
-                             re.DOTALL)
+_XML_CODE_PARAM = re.compile(
+    rf"<(?:parameter=)?({'|'.join(sorted(CODE_KEYS))})(?:\s[^>]*)?>\n?(.*?)</(?:\1|parameter)>", re.DOTALL)
 """An XML call's parameter holding code (``<parameter=new_str>``, Cline's ``<content>``, ``<diff>``): its body."""
 
 

@@ -28,7 +28,8 @@ _XML_CALL = re.compile(
     r"\b[^>]*>.*?</(?:\1|function|invoke|tool_call|function_calls?)>",
     re.DOTALL,
 )
-_XML_PARAM_CALL = re.compile(r"<([a-z][a-z0-9]*(?:_[a-z0-9]+)+)>[ \t]*\n?[ \t]*<([a-z][\w\-]*)\b[^>]*>.*?</\1>", re.DOTALL)
+_XML_PARAM_CALL = re.compile(r"<([a-z][a-z0-9]*(?:_[a-z0-9]+)+)>[ \t]*\n?[ \t]*<([a-z][\w\-]*)\b[^>]*>.*?</\1>",
+                             re.DOTALL)
 """Cline's and Roo Code's calls: a snake_case tool element whose body opens with a parameter element
 (``<read_file>\n<path>x.py</path>\n</read_file>``)."""
 _SHELL_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console|zsh)[ \t]*\n.*?^[ \t]*\1[ \t]*$",

@@ -146,9 +146,9 @@ _NUMBERED = re.compile(r" *(?:Line )?(\d+)(\t|→| *[|│] ?|: ?| {2})")
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
-    """For a line-numbered view (``cat -n``, ``nl``, ``12 | x``, bat's ``12   │ x``, ``12: x``, ``12→x``, SWE-agent's
-    ``Line 12:x`` search hits): (line start, code start, line end) per line, code start -1 for a line without a number;
-    None if not numbered.
+    """For a line-numbered view (``cat -n``, ``nl``, ``12 | x``, bat's ``12   │ x``, ``12: x``, ``12→x``,
+    SWE-agent's ``Line 12:x`` search hits): (line start, code start, line end) per line, code start -1 for a
+    line without a number; None if not numbered.
 
     Numbered means: at least half the non-blank lines carry a number and one kind of separator,
     and the numbers go up; a space-only separator needs three numbered lines.

@@ -83,8 +83,8 @@ def test_raw_cat_dump_in_a_user_message_is_python(tagger):
     same_tags(CODE, plain, 0, text, tagger.intervals(text, SpanInfo(kind=K.TEXT)), text.index(CODE), len(CODE))
 
 
-@pytest.mark.parametrize("fmt", ["{n:>6}\t{line}", "{n:6d}  {line}", "{n:>4} | {line}", "{n}: {line}", "{n:>6}→{line}",
-                                 "{n} | {line}", "{n:>4}   │ {line}"])
+@pytest.mark.parametrize("fmt", ["{n:>6}\t{line}", "{n:6d}  {line}", "{n:>4} | {line}", "{n}: {line}",
+                                 "{n:>6}→{line}", "{n} | {line}", "{n:>4}   │ {line}"])
 def test_numbered_views_of_any_format(tagger, fmt):
     start, end = 40, 200
     view = "".join(fmt.format(n=i, line=line) for i, line in enumerate(LINES[start - 1:end], start))
@@ -307,7 +307,8 @@ CALLS = {
                 "pkg/mod.py"),
     "discussion": ("DISCUSSION\nThe parser lives in pkg/parse.py; let me open the helper it calls.\n\n```\n"
                    "open pkg/mod.py 40\n```", "pkg/mod.py"),
-    "gemini": ('{"functionCall": {"name": "read_file", "args": {"absolute_path": "/repo/pkg/mod.py"}}}', "/repo/pkg/mod.py"),
+    "gemini": ('{"functionCall": {"name": "read_file", "args": {"absolute_path": "/repo/pkg/mod.py"}}}',
+               "/repo/pkg/mod.py"),
     "bat": ("bat --paging=never pkg/mod.py", "pkg/mod.py"),
     "cline": ("<thinking>\nThe helper is next.\n</thinking>\n\n<read_file>\n<path>pkg/mod.py</path>\n</read_file>",
               "pkg/mod.py"),
