@@ -65,6 +65,10 @@ class Style(ABC):
     plain text. A subclass overrides the renderings; ``out`` collects the segments."""
 
     system: str = ""
+    user_wrap: str | None = None
+    """The user's text in this agent's wrapper (``{text}`` marks where), or None to keep it as it is."""
+    assistant_wrap: str | None = None
+    """The assistant's text (and plan) in this agent's wording, or None to keep it."""
 
     def __init__(self) -> None:
         self.out: list[Segment] = []
@@ -86,8 +90,11 @@ class Style(ABC):
 
     def text(self, seg: Segment) -> None:
         """A message that is neither a call nor a result."""
+        wrap = {"user": self.user_wrap, "assistant": self.assistant_wrap}.get(seg.role)
         if seg.role == "system":
             self.add("system", "text", self.system, seg.subtask)
+        elif wrap is not None:
+            self.add(seg.role, "text", wrap.format(text=seg.text), seg.subtask)
         else:
             self.add(seg.role, seg.kind, seg.text, seg.subtask)
 
@@ -136,6 +143,8 @@ your_command_here
 </format_example>
 
 Failure to follow these rules will cause your response to be rejected."""
+    user_wrap = "<pr_description>\n{text}\n</pr_description>"
+    assistant_wrap = "THOUGHT: {text}"
 
     def view(self, path, start, end, content, sub):
         cmd = f"sed -n '{start},{end}p' {path}"
@@ -153,13 +162,6 @@ Failure to follow these rules will cause your response to be rejected."""
         if result is not None:
             self.add("user", "text", "<returncode>0</returncode>\n<output>\n</output>", sub)
 
-    def text(self, seg):
-        if seg.role == "user":
-            self.add("user", "text", f"<pr_description>\n{seg.text}\n</pr_description>", seg.subtask)
-        elif seg.role == "assistant":
-            self.add("assistant", "text", f"THOUGHT: {seg.text}", seg.subtask)
-        else:
-            super().text(seg)
 
 
 class Json(Style):
@@ -274,6 +276,9 @@ goto <line_number> - moves the window to show line_number
 edit <start_line>:<end_line> - replaces the given lines with the text that follows, up to end_of_edit
 submit - submits your changes
 RESPONSE FORMAT: a DISCUSSION paragraph, then exactly one command in a fenced block."""
+    user_wrap = ("We're currently solving the following issue within our repository. Here's the issue text:\nISSUE:\n"
+                 "{text}\n\nINSTRUCTIONS: solve it on your own, one command at a time.")
+    assistant_wrap = "DISCUSSION\n{text}"
 
     def _prompt(self, path: str | None) -> str:
         return f"(Open file: {'/repo/' + path if path else 'n/a'})\n(Current directory: /repo)\nbash-$"
@@ -296,15 +301,6 @@ RESPONSE FORMAT: a DISCUSSION paragraph, then exactly one command in a fenced bl
         if result is not None:
             self.add("user", "text", f"File updated. Please review the changes.\n{self._prompt(path)}", sub)
 
-    def text(self, seg):
-        if seg.role == "user":
-            self.add("user", "text", "We're currently solving the following issue within our repository. Here's the "
-                     f"issue text:\nISSUE:\n{seg.text}\n\nINSTRUCTIONS: solve it on your own, one command at a time.",
-                     seg.subtask)
-        elif seg.role == "assistant":
-            self.add("assistant", "text", f"DISCUSSION\n{seg.text}", seg.subtask)
-        else:
-            super().text(seg)
 
 
 class Claude(Style):
@@ -349,6 +345,8 @@ Tool use is formatted using XML-style tags:
 </tool_name>
 Tools: read_file(path), execute_command(command, requires_approval), replace_in_file(path, diff),
 attempt_completion(result)."""
+    user_wrap = "<task>\n{text}\n</task>"
+    assistant_wrap = "<thinking>\n{text}\n</thinking>"
 
     def view(self, path, start, end, content, sub):
         self.add("assistant", "text", f"<thinking>\nI need the code of {path}.\n</thinking>\n\n<read_file>\n"
@@ -370,13 +368,6 @@ attempt_completion(result)."""
             self.add("user", "text", f"[replace_in_file for '{path}'] Result:\nThe content was successfully saved "
                      f"to {path}.", sub)
 
-    def text(self, seg):
-        if seg.role == "user":
-            self.add("user", "text", f"<task>\n{seg.text}\n</task>", seg.subtask)
-        elif seg.role == "assistant":
-            self.add("assistant", "text", f"<thinking>\n{seg.text}\n</thinking>", seg.subtask)
-        else:
-            super().text(seg)
 
 
 class Codex(Style):
