@@ -163,7 +163,6 @@ Failure to follow these rules will cause your response to be rejected."""
             self.add("user", "text", "<returncode>0</returncode>\n<output>\n</output>", sub)
 
 
-
 class Json(Style):
     """OpenAI-style JSON calls and JSON results holding the file as a string."""
 
@@ -302,7 +301,6 @@ RESPONSE FORMAT: a DISCUSSION paragraph, then exactly one command in a fenced bl
             self.add("user", "text", f"File updated. Please review the changes.\n{self._prompt(path)}", sub)
 
 
-
 class Claude(Style):
     """Claude Code's tools: ``tool_use`` blocks (``Read`` with ``file_path``/``offset``/``limit``, ``Bash``,
     ``Edit``), file content numbered ``{n:>6}→line``."""
@@ -349,8 +347,8 @@ attempt_completion(result)."""
     assistant_wrap = "<thinking>\n{text}\n</thinking>"
 
     def view(self, path, start, end, content, sub):
-        self.add("assistant", "text", f"<thinking>\nI need the code of {path}.\n</thinking>\n\n<read_file>\n"
-                 f"<path>{path}</path>\n</read_file>", sub)
+        thought = self.assistant_wrap.format(text=f"I need the code of {path}.")
+        self.add("assistant", "text", f"{thought}\n\n<read_file>\n<path>{path}</path>\n</read_file>", sub)
         view = _numbered(content, start, "{n} | {line}")
         self.add("user", "text", f"[read_file for '{path}'] Result:\n<file><path>{path}</path>\n"
                  f"<content lines=\"{start}-{end}\">\n{view}\n</content>\n</file>", sub)
@@ -367,7 +365,6 @@ attempt_completion(result)."""
         if result is not None:
             self.add("user", "text", f"[replace_in_file for '{path}'] Result:\nThe content was successfully saved "
                      f"to {path}.", sub)
-
 
 
 class Codex(Style):

@@ -335,7 +335,7 @@ def test_tool_calls_in_any_syntax(tagger, style):
 def test_plain_sentences_are_not_calls():
     assert tool_call_spans("I will look at the parser next, then run the tests.") == []
     assert tool_call_spans("The value is (a, b) and the rest follows.") == []
-    # XML-ish wrappers that are not tool elements: a thought, a file in a result, a one-word tag
+    # XML-ish wrappers that are not tool elements: a thought, a file in a result
     assert tool_call_spans("<thinking>\nI should read pkg/mod.py next.\n</thinking>") == []
     assert tool_call_spans("<file><path>pkg/mod.py</path>\n<content>\nx = 1\n</content>\n</file>") == []
 
