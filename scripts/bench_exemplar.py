@@ -1,0 +1,135 @@
+"""Benchmark: does keeping one use-site line per definition help ``default`` on next-line probes?
+
+A measurement, not a policy. A definition the cache holds (a header of the slot table's ``name`` column: a
+function, a class, a module binding, an import) is pinned, but the body lines that *use* it are scored like any
+other and are the first to go: the model keeps ``fault_key = StashKey[int]()`` and loses every
+``config.stash[fault_key]``, the line it would copy. Each variant picks, for every defined name none of whose
+uses is pinned already, one line that uses it (the first or the last in the cache; lines end at a newline or at an
+escaped ``\\n`` inside a JSON string) and either adds ``weight`` to that line's scores (``boost``) or pins it under
+the definition's name (``pin``: the pinned cap then ranks it by the definition's uses, as it ranks the header).
+Each task is prefilled once with the default policy and snapshotted; every (variant, budget) cell restores the
+snapshot, marks the lines, enforces the budget and runs the bench's probe.
+
+    PYTHONPATH=. python scripts/bench_exemplar.py --tasks T.jsonl --variant base:none:first \\
+        --variant pinfirst:pin:first --variant boost:boost:last:1.0 --out bench-out/exemplar.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import math
+import re
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import torch
+
+IDENT = re.compile(r"[A-Za-z_]\w*")
+LINE_BREAK = re.compile(r"\n|\\n")
+
+
+def use_lines(table, decode, names: dict[int, str], pinned_state: int, pick: str) -> list[str | None]:
+    """Per slot: the defined name whose chosen use-site line the slot is on, None elsewhere."""
+    strings = [decode(i) for i in table["token"].tolist()]
+    starts = [0]
+    for s in strings[:-1]:
+        starts.append(starts[-1] + len(s))
+    text = "".join(strings)
+    word: list[str | None] = [None] * len(strings)
+    for m in IDENT.finditer(text):
+        for j in range(bisect.bisect_right(starts, m.start()) - 1, bisect.bisect_left(starts, m.end())):
+            word[j] = word[j] or m.group(0)
+    breaks = [m.start() for m in LINE_BREAK.finditer(text)]
+    line = [bisect.bisect_left(breaks, s) for s in starts]
+    header = table["name"].tolist()
+    pinned = (table["state"] == pinned_state).tolist()
+    defined = {names[i] for i in header if i >= 0}
+    uses: dict[str, list[int]] = defaultdict(list)
+    already: set[str] = set()
+    for j, w in enumerate(word):
+        if w in defined and (header[j] < 0 or names[header[j]] != w):  # a use, not the name's own header
+            if not uses[w] or uses[w][-1] != line[j]:
+                uses[w].append(line[j])
+            if pinned[j]:
+                already.add(w)
+    chosen: dict[int, str] = {}
+    for w, lines in uses.items():
+        if w not in already:
+            chosen.setdefault(lines[0] if pick == "first" else lines[-1], w)
+    return [chosen.get(ln) for ln in line]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tasks", type=Path, required=True)
+    ap.add_argument("--variant", action="append", required=True, help="name:none|boost|pin:first|last[:weight]")
+    ap.add_argument("--budgets", default="0.25,0.125")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+
+    from codeagent.bench.runner import variant_rows
+    from codeagent.bench.tasks import load_tasks
+    from codeagent.kvcache.policies.codecomp import CodeComp
+    from codeagent.kvcache.scoring import importance
+    from codeagent.kvcache.tags import State
+    from codeagent.runtime import build_engine, settings_from
+
+    engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
+    texts: dict[int, str] = {}
+
+    def decode(i: int) -> str:
+        if i not in texts:
+            texts[i] = engine.tok.decode([i])
+        return texts[i]
+
+    variants: dict[str, tuple[str, str, float]] = {}
+    for v in args.variant:
+        name, how, pick, *weight = v.split(":")
+        variants[name] = (how, pick, float(weight[0]) if weight else 1.0)
+    boost: dict[str, torch.Tensor | None] = {"extra": None}
+
+    def scores(self, view):
+        s = importance(view, self)
+        extra = boost["extra"]
+        return s if extra is None or len(extra) != len(s) else s + extra
+
+    CodeComp.scores = scores
+
+    def apply(name: str, budget: float, snap) -> None:
+        boost["extra"] = None
+        if name == "full":
+            return
+        how, pick, weight = variants[name]
+        if how != "none":
+            names = {i: n for n, i in engine.state.names.items()}
+            marked = use_lines(engine.table, decode, names, int(State.PINNED), pick)
+            if how == "boost":
+                boost["extra"] = weight * torch.tensor([float(w is not None) for w in marked])
+            else:
+                cols = engine.table.cols
+                for j, w in enumerate(marked):
+                    if w is not None and int(cols["state"][j]) == int(State.ACTIVE):
+                        cols["state"][j] = int(State.PINNED)
+                        cols["name"][j] = engine.state.names[w]
+        engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
+
+    cells = [("full", 1.0)] + [(n, float(b)) for n in variants for b in args.budgets.split(",")]
+    rows: list[dict] = []
+    for task in load_tasks(args.tasks):
+        t0 = time.perf_counter()
+        boost["extra"] = None  # the prefill scores as under the bench
+        rows += variant_rows(engine, task, cells, apply)
+        print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    from codeagent.bench.report import variant_table
+
+    print("\n".join(variant_table(rows, ("family", "variant", "budget"), total="family")))
+
+
+if __name__ == "__main__":
+    main()
