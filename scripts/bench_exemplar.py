@@ -16,32 +16,20 @@ snapshot, marks the lines, enforces the budget and runs the bench's probe.
 
 from __future__ import annotations
 
-import argparse
 import bisect
-import json
 import math
 import re
-import time
 from collections import defaultdict
-from pathlib import Path
 
 import torch
+from measure import engine_and_decode, run_cells, slot_words, variant_parser
 
-IDENT = re.compile(r"[A-Za-z_]\w*")
 LINE_BREAK = re.compile(r"\n|\\n")
 
 
 def use_lines(table, decode, names: dict[int, str], pinned_state: int, pick: str) -> list[str | None]:
     """Per slot: the defined name whose chosen use-site line the slot is on, None elsewhere."""
-    strings = [decode(i) for i in table["token"].tolist()]
-    starts = [0]
-    for s in strings[:-1]:
-        starts.append(starts[-1] + len(s))
-    text = "".join(strings)
-    word: list[str | None] = [None] * len(strings)
-    for m in IDENT.finditer(text):
-        for j in range(bisect.bisect_right(starts, m.start()) - 1, bisect.bisect_left(starts, m.end())):
-            word[j] = word[j] or m.group(0)
+    text, starts, word = slot_words(table, decode)
     breaks = [m.start() for m in LINE_BREAK.finditer(text)]
     line = [bisect.bisect_left(breaks, s) for s in starts]
     header = table["name"].tolist()
@@ -63,29 +51,13 @@ def use_lines(table, decode, names: dict[int, str], pinned_state: int, pick: str
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tasks", type=Path, required=True)
-    ap.add_argument("--variant", action="append", required=True, help="name:none|boost|pin:first|last[:weight]")
-    ap.add_argument("--budgets", default="0.25,0.125")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
+    args = variant_parser(__doc__, "name:none|boost|pin:first|last[:weight]").parse_args()
 
-    from codeagent.bench.runner import variant_rows
-    from codeagent.bench.tasks import load_tasks
     from codeagent.kvcache.policies.codecomp import CodeComp
     from codeagent.kvcache.scoring import importance
     from codeagent.kvcache.tags import State
-    from codeagent.runtime import build_engine, settings_from
 
-    engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
-    texts: dict[int, str] = {}
-
-    def decode(i: int) -> str:
-        if i not in texts:
-            texts[i] = engine.tok.decode([i])
-        return texts[i]
-
+    engine, decode = engine_and_decode(args.threads)
     variants: dict[str, tuple[str, str, float]] = {}
     for v in args.variant:
         name, how, pick, *weight = v.split(":")
@@ -118,17 +90,7 @@ def main() -> None:
         engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
 
     cells = [("full", 1.0)] + [(n, float(b)) for n in variants for b in args.budgets.split(",")]
-    rows: list[dict] = []
-    for task in load_tasks(args.tasks):
-        t0 = time.perf_counter()
-        boost["extra"] = None  # the prefill scores as under the bench
-        rows += variant_rows(engine, task, cells, apply)
-        print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    from codeagent.bench.report import variant_table
-
-    print("\n".join(variant_table(rows, ("family", "variant", "budget"), total="family")))
+    run_cells(engine, args.tasks, cells, apply, args.out, before_task=lambda: boost.update(extra=None))
 
 
 if __name__ == "__main__":

@@ -12,42 +12,25 @@ snapshot, enforces the budget with the patched score and runs the bench's probe.
 
 from __future__ import annotations
 
-import argparse
-import bisect
-import json
 import math
-import re
-import time
 from collections import defaultdict
-from pathlib import Path
 
 import torch
-
-IDENT = re.compile(r"[A-Za-z_]\w*")
+from measure import engine_and_decode, run_cells, slot_words, variant_parser
 
 
 def lexical(table, decode, window: int) -> torch.Tensor:
     """Per slot: the idf-weighted count of identifiers its line shares with the last ``window`` slots."""
-    strings = [decode(i) for i in table["token"].tolist()]
-    starts = [0]
-    for s in strings[:-1]:
-        starts.append(starts[-1] + len(s))
-    n = len(strings)
-    word = [-1] * n
-    vocab: dict[str, int] = {}
-    for m in IDENT.finditer("".join(strings)):
-        wid = vocab.setdefault(m.group(0), len(vocab))
-        for j in range(bisect.bisect_right(starts, m.start()) - 1, bisect.bisect_left(starts, m.end())):
-            if word[j] < 0:
-                word[j] = wid
+    _, _, word = slot_words(table, decode)
+    n = len(word)
     eol = table["eol"].long()
     line = (torch.cumsum(eol, 0) - eol).tolist()
     tail = max(0, n - window)
     recent_lines = set(line[tail:])
-    recent = {w for w in word[tail:] if w >= 0}
-    lines_of: dict[int, set[int]] = defaultdict(set)
+    recent = {w for w in word[tail:] if w is not None}
+    lines_of: dict[str, set[int]] = defaultdict(set)
     for w, ln in zip(word, line):
-        if w >= 0:
+        if w is not None:
             lines_of[w].add(ln)
     n_lines = (line[-1] + 1) if n else 1
     score: dict[int, float] = defaultdict(float)
@@ -58,28 +41,12 @@ def lexical(table, decode, window: int) -> torch.Tensor:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tasks", type=Path, required=True)
-    ap.add_argument("--variant", action="append", required=True, help="name:weight[:window]")
-    ap.add_argument("--budgets", default="0.25,0.125")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
+    args = variant_parser(__doc__, "name:weight[:window]").parse_args()
 
-    from codeagent.bench.runner import variant_rows
-    from codeagent.bench.tasks import load_tasks
     from codeagent.kvcache.policies.codecomp import CodeComp
     from codeagent.kvcache.scoring import importance
-    from codeagent.runtime import build_engine, settings_from
 
-    engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
-    texts: dict[int, str] = {}
-
-    def decode(i: int) -> str:
-        if i not in texts:
-            texts[i] = engine.tok.decode([i])
-        return texts[i]
-
+    engine, decode = engine_and_decode(args.threads)
     knobs = {"weight": 0.0, "window": 256}
 
     def scores(self, view):
@@ -100,22 +67,7 @@ def main() -> None:
         if name != "full":
             engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
 
-    rows: list[dict] = []
-    for task in load_tasks(args.tasks):
-        t0 = time.perf_counter()
-        knobs["weight"] = 0.0  # the prefill scores nothing, as under the bench
-        rows += variant_rows(engine, task, cells, apply)
-        print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    print_table(rows)
-
-
-def print_table(rows: list[dict]) -> None:
-    """Top-1 / log-prob retention against ``full`` per family, budget, variant."""
-    from codeagent.bench.report import variant_table
-
-    print("\n".join(variant_table(rows, ("family", "budget", "variant"))))
+    run_cells(engine, args.tasks, cells, apply, args.out, before_task=lambda: knobs.update(weight=0.0))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def main() -> None:
 
     kinds = sorted({k for _, _, st, _ in rows for k in st.by_kind}, key=lambda k: -rows[0][2].by_kind.get(k, 0))
     states = ["pinned", "active", "staged", "committed", "evictable"]
-    lines = [f"# What each policy keeps\n",
+    lines = ["# What each policy keeps\n",
              f"Task `{task.id}` ({task.family}, {rows[0][1]} context tokens, commits {task.commits}), budget "
              f"{args.budget:.0%} of the context. Command:\n",
              "```\n.venv/bin/python scripts/policy_census.py --tasks " + str(args.tasks) + f" --task {task.id} "
