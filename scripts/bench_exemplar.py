@@ -3,12 +3,13 @@
 A measurement, not a policy. A definition the cache holds (a header of the slot table's ``name`` column: a
 function, a class, a module binding, an import) is pinned, but the body lines that *use* it are scored like any
 other and are the first to go: the model keeps ``fault_key = StashKey[int]()`` and loses every
-``config.stash[fault_key]``, the line it would copy. Each variant picks, for every defined name none of whose
-uses is pinned already, one line that uses it (the first or the last in the cache; lines end at a newline or at an
-escaped ``\\n`` inside a JSON string) and either adds ``weight`` to that line's scores (``boost``) or pins it under
-the definition's name (``pin``: the pinned cap then ranks it by the definition's uses, as it ranks the header).
-Each task is prefilled once with the default policy and snapshotted; every (variant, budget) cell restores the
-snapshot, marks the lines, enforces the budget and runs the bench's probe.
+``config.stash[fault_key]``, the line it would copy. Each variant picks, for every defined name none of whose uses
+is pinned already, one line that uses it (the first or the last in the cache, or ``near``: the one sharing the
+most identifiers with the newest slots; lines end at a newline or at an escaped ``\\n`` inside a JSON string) and
+either adds ``weight`` to that line's scores (``boost``) or pins it under the definition's name (``pin``: the
+pinned cap then ranks it by the definition's uses, as it ranks the header). Each task is prefilled once with the
+default policy and snapshotted; every (variant, budget) cell restores the snapshot, marks the lines, enforces the
+budget and runs the bench's probe.
 
     PYTHONPATH=. python scripts/bench_exemplar.py --tasks T.jsonl --variant base:none:first \\
         --variant pinfirst:pin:first --variant boost:boost:last:1.0 --out bench-out/exemplar.jsonl
@@ -25,6 +26,8 @@ import torch
 from measure import engine_and_decode, run_cells, slot_words, variant_parser
 
 LINE_BREAK = re.compile(r"\n|\\n")
+RECENT = 256
+"""``near`` picks the use line sharing the most identifiers with this many newest slots."""
 
 
 def use_lines(table, decode, names: dict[int, str], pinned_state: int, pick: str) -> list[str | None]:
@@ -43,15 +46,20 @@ def use_lines(table, decode, names: dict[int, str], pinned_state: int, pick: str
                 uses[w].append(line[j])
             if pinned[j]:
                 already.add(w)
+    tail = {w for w in word[-RECENT:] if w is not None}
+    shared: dict[int, int] = defaultdict(int)  # per line: how many identifiers it shares with the recent slots
+    for ln, w in {(ln, w) for ln, w in zip(line, word) if w in tail}:
+        shared[ln] += 1
     chosen: dict[int, str] = {}
     for w, lines in uses.items():
         if w not in already:
-            chosen.setdefault(lines[0] if pick == "first" else lines[-1], w)
+            at = {"first": lines[0], "last": lines[-1]}.get(pick)
+            chosen.setdefault(max(lines, key=lambda ln: (shared[ln], ln)) if at is None else at, w)
     return [chosen.get(ln) for ln in line]
 
 
 def main() -> None:
-    args = variant_parser(__doc__, "name:none|boost|pin:first|last[:weight]").parse_args()
+    args = variant_parser(__doc__, "name:none|boost|pin:first|last|near[:weight]").parse_args()
 
     from codeagent.kvcache.policies.codecomp import CodeComp
     from codeagent.kvcache.scoring import importance
