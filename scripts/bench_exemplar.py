@@ -30,13 +30,15 @@ RECENT = 256
 """``near`` picks the use line sharing the most identifiers with this many newest slots."""
 
 
-def use_lines(table, decode, names: dict[int, str], pinned_state: int, pick: str) -> list[str | None]:
-    """Per slot: the defined name whose chosen use-site line the slot is on, None elsewhere."""
+def use_lines(view, decode, names: dict[int, str], pick: str) -> list[str | None]:
+    """Per slot of ``view`` (a ``CacheView``): the defined name whose chosen use-site line the slot is on, None
+    elsewhere."""
+    table = view.table
     text, starts, word = slot_words(table, decode)
     breaks = [m.start() for m in LINE_BREAK.finditer(text)]
     line = [bisect.bisect_left(breaks, s) for s in starts]
     header = table["name"].tolist()
-    pinned = (table["state"] == pinned_state).tolist()
+    pinned = view.pinned().tolist()
     defined = {names[i] for i in header if i >= 0}
     uses: dict[str, list[int]] = defaultdict(list)
     already: set[str] = set()
@@ -46,10 +48,7 @@ def use_lines(table, decode, names: dict[int, str], pinned_state: int, pick: str
                 uses[w].append(line[j])
             if pinned[j]:
                 already.add(w)
-    tail = {w for w in word[-RECENT:] if w is not None}
-    shared: dict[int, int] = defaultdict(int)  # per line: how many identifiers it shares with the recent slots
-    for ln, w in {(ln, w) for ln, w in zip(line, word) if w in tail}:
-        shared[ln] += 1
+    shared = _shared_with_recent(line, word) if pick == "near" else {}
     chosen: dict[int, str] = {}
     for w, lines in uses.items():
         if w not in already:
@@ -58,18 +57,30 @@ def use_lines(table, decode, names: dict[int, str], pinned_state: int, pick: str
     return [chosen.get(ln) for ln in line]
 
 
+def _shared_with_recent(line: list[int], word: list[str | None]) -> dict[int, int]:
+    """Per line: how many distinct identifiers it shares with the ``RECENT`` newest slots."""
+    tail = {w for w in word[-RECENT:] if w is not None}
+    shared: dict[int, int] = defaultdict(int)
+    for ln, w in {(ln, w) for ln, w in zip(line, word) if w in tail}:
+        shared[ln] += 1
+    return shared
+
+
 def main() -> None:
     args = variant_parser(__doc__, "name:none|boost|pin:first|last|near[:weight]").parse_args()
 
     from codeagent.kvcache.policies.codecomp import CodeComp
     from codeagent.kvcache.scoring import importance
     from codeagent.kvcache.tags import State
+    from codeagent.kvcache.view import CacheView
 
-    engine, decode = engine_and_decode(args.threads)
     variants: dict[str, tuple[str, str, float]] = {}
     for v in args.variant:
         name, how, pick, *weight = v.split(":")
+        if how not in ("none", "boost", "pin") or pick not in ("first", "last", "near"):
+            raise SystemExit(f"bad variant {v!r}: name:none|boost|pin:first|last|near[:weight]")
         variants[name] = (how, pick, float(weight[0]) if weight else 1.0)
+    engine, decode = engine_and_decode(args.threads)
     boost: dict[str, torch.Tensor | None] = {"extra": None}
 
     def scores(self, view):
@@ -86,7 +97,7 @@ def main() -> None:
         how, pick, weight = variants[name]
         if how != "none":
             names = {i: n for n, i in engine.state.names.items()}
-            marked = use_lines(engine.table, decode, names, int(State.PINNED), pick)
+            marked = use_lines(CacheView.of(engine.state), decode, names, pick)
             if how == "boost":
                 boost["extra"] = weight * torch.tensor([float(w is not None) for w in marked])
             else:
