@@ -36,6 +36,7 @@ def test_tokens_and_rate_of_the_reply() -> None:
     for _ in range(10):
         ui.token("x")
     ui.gen_t0, ui.gen_last = 100.0, 104.0  # ten tokens in four seconds
+    ui.t0 = 1000.0  # a round start: monotonic() + 65 - monotonic() can come out as 64.99999 and read 1m04s
     line = ui.status_line(now=ui.t0 + 65)
     assert line == "1m05s · candidate 2: 10 tokens, 2.5 tok/s · 10 tokens in all"
 
