@@ -109,7 +109,7 @@ def main() -> None:
         engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
 
     cells = [("full", 1.0)] + [(n, float(b)) for n in variants for b in args.budgets.split(",")]
-    run_cells(engine, args.tasks, cells, apply, args.out, before_task=lambda: boost.update(extra=None))
+    run_cells(engine, args.tasks, cells, apply, args.out, before_task=lambda task: boost.update(extra=None))
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ def main() -> None:
         if name != "full":
             engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
 
-    run_cells(engine, args.tasks, cells, apply, args.out, before_task=lambda: knobs.update(weight=0.0))
+    run_cells(engine, args.tasks, cells, apply, args.out, before_task=lambda task: knobs.update(weight=0.0))
 
 
 if __name__ == "__main__":

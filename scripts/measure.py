@@ -56,9 +56,9 @@ def slot_words(table, decode: Callable[[int], str]) -> tuple[str, list[int], lis
 
 
 def run_cells(engine, tasks: Path, cells: list[tuple[str, float]], apply, out: Path,
-              before_task: Callable[[], None] = lambda: None) -> None:
+              before_task: Callable[[object], None] = lambda task: None) -> None:
     """Every cell of every task on one prefill (``variant_rows``); rows rewritten to ``out`` after each task;
-    the retention table printed at the end. ``before_task`` resets any patch so the prefill scores as the bench's."""
+    the retention table printed at the end. ``before_task(task)`` resets any patch so the prefill scores as the bench's."""
     from codeagent.bench.report import variant_table
     from codeagent.bench.runner import variant_rows
     from codeagent.bench.tasks import load_tasks
@@ -66,7 +66,7 @@ def run_cells(engine, tasks: Path, cells: list[tuple[str, float]], apply, out: P
     rows: list[dict] = []
     for task in load_tasks(tasks):
         t0 = time.perf_counter()
-        before_task()
+        before_task(task)
         rows += variant_rows(engine, task, cells, apply)
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         out.parent.mkdir(parents=True, exist_ok=True)

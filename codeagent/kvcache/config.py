@@ -123,6 +123,10 @@ class KVConfig(BaseModel):
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""
+    proxy_weight: float = Field(0.5, ge=0.0, le=1.0)
+    """Share of the semantic term taken from the learned proxy (``kvcache/proxy.py``: a small MLP over each
+    slot's tags, state, age and attention statistics, trained offline to predict the attention the next tokens
+    draw); the rest is the attention term above."""
     sink_tokens: int = Field(4, ge=0)
     """Attention-sink tokens at the start that every policy keeps."""
     recent_tokens: int = Field(64, ge=0)

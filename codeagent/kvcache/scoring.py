@@ -23,6 +23,7 @@ class ImportanceKnobs(Protocol):
     boundary_bonus: float
     recency_halflife: int
     obs_weight: float
+    proxy_weight: float
     pool_kernel: int
     block_weights: dict[str, float]
     kind_weights: dict[str, float]
@@ -62,13 +63,18 @@ def observed(view: CacheView, kernel: int) -> torch.Tensor:
     return pooled.mean(dim=0)[: len(view)]
 
 
-def semantic(view: CacheView, obs_weight: float = 0.0, pool_kernel: int = 7) -> torch.Tensor:
+def semantic(view: CacheView, obs_weight: float = 0.0, pool_kernel: int = 7, proxy_weight: float = 0.0) -> torch.Tensor:
     """Attention the slot draws: decayed mass (mean over layers/heads), rank-normalised, mixed
-    with the pooled observation-window attention at ``obs_weight``."""
+    with the pooled observation-window attention at ``obs_weight``; the learned proxy's prediction
+    (rank-normalised) takes ``proxy_weight`` of the result."""
     mass = rank01(view.attention("attn_dec") + 1e-3 * view.attention("attn_cum"))
-    if obs_weight <= 0 or len(view) == 0:
-        return mass
-    return (1 - obs_weight) * mass + obs_weight * rank01(observed(view, pool_kernel))
+    if obs_weight > 0 and len(view):
+        mass = (1 - obs_weight) * mass + obs_weight * rank01(observed(view, pool_kernel))
+    if proxy_weight > 0 and len(view):
+        from codeagent.kvcache.proxy import shipped
+
+        mass = (1 - proxy_weight) * mass + proxy_weight * rank01(shipped().predict(view))
+    return mass
 
 
 def temporal(view: CacheView, recency_halflife: int) -> torch.Tensor:
@@ -86,5 +92,6 @@ def importance(view: CacheView, k: ImportanceKnobs) -> torch.Tensor:
     s = structural(view, k)
     if s.numel():
         s = s / s.max().clamp(min=1e-6)
-    return (k.structural_weight * s + k.semantic_weight * semantic(view, k.obs_weight, k.pool_kernel)
+    return (k.structural_weight * s + k.semantic_weight * semantic(view, k.obs_weight, k.pool_kernel,
+                                                                             k.proxy_weight)
             + k.temporal_weight * temporal(view, k.recency_halflife))

@@ -26,6 +26,7 @@ class CodeComp(Policy):
     boundary_bonus: float = 0.2
     recency_halflife: int = 512
     obs_weight: float = 0.0
+    proxy_weight: float = 0.5
     pool_kernel: int = 7
     block_weights: dict[str, float] = field(default_factory=default_block_weights)
     kind_weights: dict[str, float] = field(default_factory=default_kind_weights)
