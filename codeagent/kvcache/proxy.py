@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from codeagent.kvcache.scoring import observed
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
 from codeagent.kvcache.view import CacheView
 
@@ -33,6 +34,8 @@ FEATURES: tuple[str, ...] = (
 
 
 def _rank01(x: torch.Tensor) -> torch.Tensor:
+    """Percentile rank in [0, 1], ties broken by slot order (a stable sort: the features the weights were trained
+    on are reproducible, unlike ``scoring.rank01``'s order among ties)."""
     n = x.numel()
     if n <= 1:
         return torch.ones_like(x, dtype=torch.float32)
@@ -62,12 +65,11 @@ def features(view: CacheView) -> torch.Tensor:
     age = (view.logical - t["pos"]).float().clamp(min=0)
     obs = t["attn_obs"].mean(dim=0)  # [heads, slots]
     obs_mean = obs.mean(dim=0)
-    pooled = torch.nn.functional.max_pool1d(obs[None], kernel_size=7, stride=1, padding=3)[0].mean(dim=0)[:n]
     stats = {
         "dec": view.attention("attn_dec"),
         "cum": view.attention("attn_cum"),
         "obs": obs_mean,
-        "obs_pool": pooled,
+        "obs_pool": observed(view, 7),
         "obs_line": _line_max(obs_mean, t["eol"]),
         "obs_headmax": obs.max(dim=0).values,
         "hits": t["hits"],
