@@ -49,7 +49,8 @@ def dump(tasks: list[Path], out: Path, threads: int) -> None:
     from codeagent.bench.runner import bench_kv_config, prefill_context
     from codeagent.bench.tasks import load_tasks
     from codeagent.kvcache.manager import KVManager
-    from codeagent.kvcache.proxy import FEATURES, _rank01, features
+    from codeagent.kvcache.proxy import FEATURES, features
+    from codeagent.kvcache.scoring import rank01
     from codeagent.kvcache.view import CacheView
     from codeagent.runtime import build_engine, settings_from
 
@@ -62,7 +63,7 @@ def dump(tasks: list[Path], out: Path, threads: int) -> None:
             prefill_context(engine, task, lifecycle=True)
             snap = engine.snapshot()
             x = features(CacheView.of(engine.state))
-            y = _rank01(target_attention(engine, task, snap))
+            y = rank01(target_attention(engine, task, snap), stable=True)
             data.append({"id": task.id, "family": task.family, "x": x, "y": y})
             print(f"{task.id}: {len(y)} slots, {time.perf_counter() - t0:.0f}s", flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)

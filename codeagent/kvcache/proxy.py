@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from codeagent.kvcache.scoring import observed
+from codeagent.kvcache.scoring import observed, rank01
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
 from codeagent.kvcache.view import CacheView
 
@@ -31,17 +31,6 @@ FEATURES: tuple[str, ...] = (
     *(f"rank_{s}" for s in _STATS),
 )
 """Feature names, in column order."""
-
-
-def _rank01(x: torch.Tensor) -> torch.Tensor:
-    """Percentile rank in [0, 1], ties broken by slot order (a stable sort: the features the weights were trained
-    on are reproducible, unlike ``scoring.rank01``'s order among ties)."""
-    n = x.numel()
-    if n <= 1:
-        return torch.ones_like(x, dtype=torch.float32)
-    r = torch.empty(n, dtype=torch.float32)
-    r[torch.argsort(x, stable=True)] = torch.arange(n, dtype=torch.float32) / (n - 1)
-    return r
 
 
 def _onehot(col: torch.Tensor, size: int) -> torch.Tensor:
@@ -88,7 +77,7 @@ def features(view: CacheView) -> torch.Tensor:
             age / max(view.logical, 1),
             torch.log1p(age) / torch.log1p(torch.tensor(float(max(view.logical, 1)))),
         ], dim=1),
-        torch.stack([_rank01(stats[s]) for s in _STATS], dim=1),
+        torch.stack([rank01(stats[s], stable=True) for s in _STATS], dim=1),
     ]
     return torch.cat(cols, dim=1)
 

@@ -45,13 +45,14 @@ def structural(view: CacheView, k: ImportanceKnobs) -> torch.Tensor:
     return s * k.depth_decay ** t["depth"].float().clamp(min=0)
 
 
-def rank01(x: torch.Tensor) -> torch.Tensor:
-    """Percentile rank in [0, 1] (robust to the heavy tail of attention mass)."""
+def rank01(x: torch.Tensor, stable: bool = False) -> torch.Tensor:
+    """Percentile rank in [0, 1] (robust to the heavy tail of attention mass); ``stable`` breaks ties by slot
+    order, so the result is reproducible (the learned proxy's features)."""
     n = x.numel()
     if n <= 1:
         return torch.ones_like(x, dtype=torch.float32)
     r = torch.empty(n, dtype=torch.float32)
-    r[torch.argsort(x)] = torch.arange(n, dtype=torch.float32) / (n - 1)
+    r[torch.argsort(x, stable=stable)] = torch.arange(n, dtype=torch.float32) / (n - 1)
     return r
 
 
@@ -63,7 +64,8 @@ def observed(view: CacheView, kernel: int) -> torch.Tensor:
     return pooled.mean(dim=0)[: len(view)]
 
 
-def semantic(view: CacheView, obs_weight: float = 0.0, pool_kernel: int = 7, proxy_weight: float = 0.0) -> torch.Tensor:
+def semantic(view: CacheView, obs_weight: float = 0.0, pool_kernel: int = 7,
+             proxy_weight: float = 0.0) -> torch.Tensor:
     """Attention the slot draws: decayed mass (mean over layers/heads), rank-normalised, mixed
     with the pooled observation-window attention at ``obs_weight``; the learned proxy's prediction
     (rank-normalised) takes ``proxy_weight`` of the result."""
@@ -92,6 +94,5 @@ def importance(view: CacheView, k: ImportanceKnobs) -> torch.Tensor:
     s = structural(view, k)
     if s.numel():
         s = s / s.max().clamp(min=1e-6)
-    return (k.structural_weight * s + k.semantic_weight * semantic(view, k.obs_weight, k.pool_kernel,
-                                                                             k.proxy_weight)
-            + k.temporal_weight * temporal(view, k.recency_halflife))
+    sem = semantic(view, k.obs_weight, k.pool_kernel, k.proxy_weight)
+    return k.structural_weight * s + k.semantic_weight * sem + k.temporal_weight * temporal(view, k.recency_halflife)
