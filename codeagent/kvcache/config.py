@@ -141,6 +141,10 @@ class KVConfig(BaseModel):
     """Structural weight of each segment kind, multiplied with the block weight."""
     pin_signatures: bool = True
     """Lifecycle policies pin function/class headers, decorators, imports and module-level constants."""
+    pin_short_bodies: int = Field(2, ge=0)
+    """With ``pin_signatures``, also pin the body of a function whose body (docstring and comments aside) is at
+    most this many lines, with its header: one-line wrappers and properties are code a continuation copies
+    whole (a sibling's ``return`` line). 0: off."""
     pin_named: bool = True
     """The headers of definitions the issue names (in backticks, called, or spelled like code) are kept like
     the caller's protected spans: pinned, and never released or merged past the pinned cap."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
 from codeagent.kvcache.config import KVConfig
@@ -27,10 +29,78 @@ def pin_new(table: SlotTable, start: int, cfg: KVConfig, debug_open: bool) -> in
     if cfg.pin_signatures:
         for b in PINNABLE_BLOCKS:
             pin |= bt == int(b)
+        if cfg.pin_short_bodies:
+            pin |= short_bodies(table, start, cfg.pin_short_bodies)
     if debug_open:
         pin |= is_error(table)[rows]
     table.cols["state"][rows][pin] = int(State.PINNED)
     return int(pin.sum())
+
+
+BODY_BLOCKS = frozenset(int(b) for b in (BlockType.FUNCTION_BODY, BlockType.STATEMENT, BlockType.CONTROL_FLOW))
+HEADER_BLOCKS = frozenset(int(b) for b in (BlockType.FUNCTION_SIGNATURE, BlockType.DECORATOR))
+
+
+class Line(NamedTuple):
+    """One line of slots, tagged as its first tagged token is (a line-number prefix is untagged)."""
+
+    lo: int
+    """First row."""
+    hi: int
+    """One past the last row."""
+    seg: int
+    """Segment id."""
+    block_type: int
+    """Block type; NONE for a blank line."""
+    block_id: int
+    """Block id."""
+    depth: int
+    """Nesting depth."""
+    scaffold: bool
+    """Chat-template scaffolding (a message's end): no code continues past it."""
+
+
+def _lines(table: SlotTable, start: int) -> list[Line]:
+    """The lines of the rows from ``start``."""
+    cols = {c: table[c][start:].tolist() for c in ("eol", "seg", "kind", "block_type", "block_id", "depth")}
+    out, first, last = [], 0, len(cols["eol"]) - 1
+    for i, end in enumerate(cols["eol"]):
+        if not end and i < last:
+            continue
+        j = next((j for j in range(first, i + 1) if cols["block_type"][j] != int(BlockType.NONE)), first)
+        out.append(Line(start + first, start + i + 1, cols["seg"][j], cols["block_type"][j], cols["block_id"][j],
+                        cols["depth"][j], cols["kind"][j] == int(SegmentKind.TEMPLATE)))
+        first = i + 1
+    return out
+
+
+def short_bodies(table: SlotTable, start: int, max_lines: int) -> torch.Tensor:
+    """Rows from ``start`` on the code lines of function bodies of at most ``max_lines`` lines (docstrings,
+    comments and blank lines not counted). A body runs from the header while lines stay in the header's block
+    or deeper; one still open at the last row (a view cut mid-function, a chunk boundary) is left alone."""
+    mask = torch.zeros(len(table) - start, dtype=torch.bool)
+    lines = _lines(table, start)
+    i = 0
+    while i < len(lines):
+        head = lines[i]
+        if head.block_type != int(BlockType.FUNCTION_SIGNATURE):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].block_type in HEADER_BLOCKS and lines[j].block_id == head.block_id:
+            j += 1  # a header over several lines
+        body, k = [], j
+        while k < len(lines) and lines[k].seg == head.seg and not lines[k].scaffold and (
+                lines[k].block_id == head.block_id or lines[k].depth > head.depth
+                or lines[k].block_type == int(BlockType.NONE)):
+            if lines[k].block_type in BODY_BLOCKS:
+                body.append(lines[k])
+            k += 1
+        if k < len(lines) and 0 < len(body) <= max_lines:
+            for line in body:
+                mask[line.lo - start:line.hi - start] = True
+        i = max(j, i + 1)
+    return mask
 
 
 def commit(table: SlotTable, subtask: int) -> int:

@@ -155,6 +155,32 @@ def test_module_constants_are_pinned_with_the_signatures(make_engine):
     assert "RETRY_LIMIT = 20" in kept and "total += 5 * step" not in kept
 
 
+def test_short_function_bodies_are_pinned_with_their_header(make_engine):
+    """A function whose body is one or two code lines (docstring aside) is code copied whole, so its body is
+    pinned with the header; a longer body is not, and with ``pin_short_bodies=0`` neither is."""
+    body = "".join(f"    total += {i} * step\n" for i in range(12))
+    view = ("import math\n\n"
+            "def hermite(ctx, n, z):\n    \"\"\"The Hermite function.\"\"\"\n"
+            "    return ctx.hypercomb(lambda: _hermite_param(ctx, n, z, 0), [])\n\n"
+            f"def spin(step):\n    total = 0\n{body}    return total\n\n"
+            "class Box:\n    @property\n    def area(self):\n        return self.w * self.h\n\n"
+            "x = 1\n")
+    info = SpanInfo(kind=SegmentKind.FILE_VIEW, language="python")
+
+    def pinned_text(n: int) -> str:
+        eng = make_engine(policy="default", min_tokens=0, pin_short_bodies=n)
+        eng.append_message("user", view, info)
+        return eng.tok.decode(eng.table["token"][eng.table["state"] == int(State.PINNED)].tolist())
+
+    on, off = pinned_text(2), pinned_text(0)
+    for header in ("def hermite(ctx, n, z):", "def spin(step):", "def area(self):"):
+        assert header in on and header in off
+    assert "_hermite_param(ctx, n, z, 0)" in on and "return self.w * self.h" in on
+    assert "total = 0" not in on and "total += 5 * step" not in on and "return total" not in on
+    assert "_hermite_param" not in off and "self.w * self.h" not in off
+    assert "The Hermite function" not in on
+
+
 def test_pinned_slots_survive_compression(make_engine, code_ids):
     eng = make_engine(policy="default", min_tokens=0)
     eng.append_tokens(code_ids[:400])
