@@ -219,7 +219,7 @@ class Engine:
             block_id=torch.tensor([t.block_id for t in tags], dtype=torch.long),
             depth=torch.tensor([t.depth for t in tags], dtype=torch.int16),
             boundary=torch.tensor([t.is_boundary for t in tags], dtype=torch.bool),
-            eol=torch.tensor([self._ends_line(i) for i in ids], dtype=torch.bool),
+            eol=torch.tensor([t.ends_line or self._ends_line(i) for i, t in zip(ids, tags)], dtype=torch.bool),
             protect=info.pinned if protect is None else torch.tensor(protect, dtype=torch.bool),
             name=-1 if names is None else torch.tensor(self.state.name_ids(names), dtype=torch.long),
         )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -23,8 +24,8 @@ from codeagent.kvcache.languages import language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import call_language, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, fence_segments, grep_rows, json_strings,
-    numbered_rows, outline_rows,
+    Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, escaped_line_ends, escaped_whitespace,
+    fence_segments, grep_rows, json_strings, numbered_rows, outline_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -889,8 +890,15 @@ class StructureTagger:
         return _normalize(sorted(result, key=itemgetter(0)), len(text))
 
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:
-        """One TokenTag per token, from the interval holding the token's first non-space char."""
-        return tags_for_offsets(text, offsets, self.intervals(text, info))
+        """One TokenTag per token, from the interval holding the token's first non-space char; the tokens
+        holding a JSON string's escaped line breaks are marked ``ends_line``."""
+        strings = [js for js in json_strings(text) if js.key is not None]  # the strings read as files
+        escapes = escaped_whitespace(strings)
+        tags = tags_for_offsets(text, offsets, self.intervals(text, info), [(s, e) for s, e, _nl in escapes],
+                                [(js.start, js.end) for js in strings])
+        for i in escaped_line_ends(offsets, escapes):
+            tags[i] = replace(tags[i], ends_line=True)
+        return tags
 
     # ---------------------------------------------------------------- span shapes
     def _content(self, text: str, language: str | None, default: str) -> list[Interval]:
@@ -1179,8 +1187,11 @@ class StructureTagger:
         return self._grammars[language]
 
 
-def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: list[Interval]) -> list[TokenTag]:
-    """Tag of the interval holding each token's first non-space char; (0, 0)-style empty tokens get NO_TAG."""
+def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: list[Interval],
+                     blank: Sequence[tuple[int, int]] = (), quoted: Sequence[tuple[int, int]] = ()) -> list[TokenTag]:
+    """Tag of the interval holding each token's first non-space char (``blank``: more source ranges that count
+    as space, such as a JSON string's ``\\n`` escapes); (0, 0)-style empty tokens get NO_TAG, and so do tokens of
+    nothing but space inside ``quoted`` ranges (a JSON string holding a file: a line break, an indent)."""
     if len(offsets) == 0:
         return []
     off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
@@ -1189,14 +1200,23 @@ def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: l
     if not intervals:
         return [NO_TAG] * len(off)
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    positions = np.where(np.isin(codes, _WHITESPACE), len(text), np.arange(len(text)))
+    space = np.isin(codes, _WHITESPACE)
+    escaped = np.zeros(len(text) + 1, dtype=bool)
+    for s, e in blank:
+        escaped[s:e] = True
+    space |= escaped[:-1]
+    inside = np.zeros(len(text) + 1, dtype=bool)
+    for s, e in quoted:
+        inside[s:e] = True
+    positions = np.where(space, len(text), np.arange(len(text)))
     next_solid = np.append(np.minimum.accumulate(positions[::-1])[::-1], len(text))
     first = next_solid[starts]
+    hollow = (first >= ends) & inside[starts]  # nothing but space in a quoted file: a line break, an indent
     first = np.where(first < ends, first, starts)
     iv_starts = np.fromiter((iv[0] for iv in intervals), dtype=np.int64, count=len(intervals))
     index = np.clip(np.searchsorted(iv_starts, first, side="right") - 1, 0, len(intervals) - 1)
     tags = [iv[2] for iv in intervals]
     result = [tags[i] for i in index.tolist()]
-    for i in np.flatnonzero(ends <= off[:, 0]).tolist():
+    for i in np.flatnonzero((ends <= off[:, 0]) | hollow).tolist():
         result[i] = NO_TAG
     return result

@@ -8,8 +8,12 @@ or new, which JSON string holds a file and what language a piece of code is in.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
+
+import numpy as np
 
 from codeagent.kvcache.languages import EXTENSIONS
 
@@ -359,7 +363,8 @@ class JsonString:
     key: str | None
 
 
-def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: int = 3) -> list[JsonString]:
+@lru_cache(maxsize=8)  # the tagger asks for one span's strings twice: its shapes, then its line ends
+def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: int = 3) -> tuple[JsonString, ...]:
     """JSON string literals of text[start:end] that hold at least ``min_lines`` escaped lines."""
     end = len(text) if end is None else end
     out: list[JsonString] = []
@@ -396,7 +401,26 @@ def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: i
         offs.append(m.end(1))
         km = _KEY_BEFORE.search(text, max(start, m.start() - 40), m.start())
         out.append(JsonString(m.start(1), m.end(1), "".join(chars), offs, km.group(1) if km else None))
-    return out
+    return tuple(out)
+
+
+def escaped_whitespace(strings: Sequence[JsonString]) -> list[tuple[int, int, bool]]:
+    """The escapes of whitespace (``\\n``, ``\\t``, ``\\r``) in these JSON strings: (start, end, is it a line
+    break), in source offsets."""
+    return [(js.offsets[k], js.offsets[k + 1], c == "\n") for js in strings
+            for k, c in enumerate(js.value) if c in "\n\t\r" and js.offsets[k + 1] - js.offsets[k] > 1]
+
+
+def escaped_line_ends(offsets: Sequence[tuple[int, int]], escapes: list[tuple[int, int, bool]]) -> list[int]:
+    """Indices of the tokens holding the last char of each line-break escape: the decoded text's line ends."""
+    breaks = [end - 1 for _start, end, newline in escapes if newline]
+    if not breaks or len(offsets) == 0:
+        return []
+    off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+    at = np.asarray(breaks, dtype=np.int64)
+    idx = np.clip(np.searchsorted(off[:, 0], at, side="right") - 1, 0, len(off) - 1)
+    hit = idx[(off[idx, 0] <= at) & (at < off[idx, 1])]
+    return sorted(set(hit.tolist()))
 
 
 # ------------------------------------------------------------------------------ language guess

@@ -67,6 +67,9 @@ class TokenTag:
     block_id: int = -1
     depth: int = 0
     is_boundary: bool = False
+    ends_line: bool = False
+    """The token holds a line break its own text does not show: the ``\\n`` escape of a JSON string holding a
+    file, whose lines are then lines to the policies as a view's are."""
 
 
 NO_TAG = TokenTag()

@@ -7,6 +7,8 @@ not depend on what the model knows.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -179,6 +181,11 @@ def test_short_function_bodies_are_pinned_with_their_header(make_engine):
     assert "total = 0" not in on and "total += 5 * step" not in on and "return total" not in on
     assert "_hermite_param" not in off and "self.w * self.h" not in off
     assert "The Hermite function" not in on
+    # the same file in a JSON tool result: its escaped line breaks end lines, so the body is found there too
+    eng = make_engine(policy="default", min_tokens=0)
+    eng.append_message("tool", json.dumps({"output": view}), SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+    pinned = eng.tok.decode(eng.table["token"][eng.table["state"] == int(State.PINNED)].tolist())
+    assert "_hermite_param(ctx, n, z, 0)" in pinned and "total += 5 * step" not in pinned
 
 
 def test_pinned_slots_survive_compression(make_engine, code_ids):

@@ -223,6 +223,22 @@ def test_json_string_holding_a_file(tagger):
     assert tag_of(call, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
 
 
+def test_json_string_lines_end_where_the_escapes_end(tagger):
+    """A file in a JSON string has its lines: the token holding each escape's last char is marked ``ends_line``
+    (three-char tokens, so escapes straddle tokens); source code's own ``"\\n"`` literals and raw text are not."""
+    payload = json.dumps({"output": CODE})
+    offsets = [(i, min(i + 3, len(payload))) for i in range(0, len(payload), 3)]
+    tags = tagger.tag(payload, offsets, SpanInfo(kind=K.TOOL_OUTPUT))
+    marked = [i for i, t in enumerate(tags) if t.ends_line]
+    escapes = [m.end() - 1 for m in re.finditer(r"\\\\n|\\n", payload) if m.group() == "\\n"]
+    assert len(escapes) == CODE.count("\n") > 10
+    assert marked == sorted({e // 3 for e in escapes})
+    code = 'def show(rows):\n    print("header\\nrow\\nrow\\nrow and some more text to pass forty chars")\n'
+    for text in (CODE, code):
+        offs = [(i, min(i + 3, len(text))) for i in range(0, len(text), 3)]
+        assert not any(t.ends_line for t in tagger.tag(text, offs, SpanInfo(kind=K.TOOL_OUTPUT)))
+
+
 def test_view_starting_mid_function(tagger):
     full = tagger.intervals(SOURCE, SpanInfo(kind=K.FILE_VIEW, language="python"))
     split = next(i for i, ln in enumerate(LINES) if "def _split(self, text)" in ln)
