@@ -1191,7 +1191,8 @@ def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: l
                      blank: Sequence[tuple[int, int]] = (), quoted: Sequence[tuple[int, int]] = ()) -> list[TokenTag]:
     """Tag of the interval holding each token's first non-space char (``blank``: more source ranges that count
     as space, such as a JSON string's ``\\n`` escapes); (0, 0)-style empty tokens get NO_TAG, and so do tokens of
-    nothing but space inside ``quoted`` ranges (a JSON string holding a file: a line break, an indent)."""
+    nothing but space that start a line inside ``quoted`` ranges (a JSON string holding a file: a line break, an
+    indent)."""
     if len(offsets) == 0:
         return []
     off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
@@ -1211,7 +1212,10 @@ def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: l
     positions = np.where(space, len(text), np.arange(len(text)))
     next_solid = np.append(np.minimum.accumulate(positions[::-1])[::-1], len(text))
     first = next_solid[starts]
-    hollow = (first >= ends) & inside[starts]  # nothing but space in a quoted file: a line break, an indent
+    after = np.append(False, escaped[:-2])  # the char before each position is part of an escape
+    # nothing but space, at a line start of a quoted file: a line break, an indent (a space between words keeps
+    # its tag, as it would in the raw file)
+    hollow = (first >= ends) & inside[starts] & (escaped[starts] | after[starts])
     first = np.where(first < ends, first, starts)
     iv_starts = np.fromiter((iv[0] for iv in intervals), dtype=np.int64, count=len(intervals))
     index = np.clip(np.searchsorted(iv_starts, first, side="right") - 1, 0, len(intervals) - 1)

@@ -85,11 +85,13 @@ def _pinned_lines(eng) -> str:
 def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_engine):
     """``LIMIT_KEY`` is used four times after the view, nothing else is. By score its line (a module binding,
     weight 0.8) goes before the signatures (1.0); by use it outlives them, and so does ``OTHER_KEY``, a constant
-    nothing uses yet (code not shown yet will), while the unused functions and imports go."""
+    nothing uses yet (code not shown yet will), while the unused functions and imports go. With their one-line
+    bodies pinned too (``pin_short_bodies``), the bodies, which bind no name, go before any header."""
     kept = {}
-    for release_by in ("score", "uses"):
-        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, release_by=release_by,
-                          pinned_cap=0.6)
+    for release_by, short in (("score", 0), ("uses", 0), ("bodies", 2)):
+        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8,
+                          release_by="uses" if release_by == "bodies" else release_by, pinned_cap=0.6,
+                          pin_short_bodies=short)
         eng.append_message("user", "Fix the stash lookup.", SpanInfo(kind=SegmentKind.ISSUE))
         eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
         eng.append_message("user", "stash[LIMIT_KEY] = 1\nstash.get(LIMIT_KEY)\ndel stash[LIMIT_KEY]\n"
@@ -104,6 +106,8 @@ def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_
     assert "LIMIT_KEY = make_key()" in kept["uses"] and "OTHER_KEY = make_key()" in kept["uses"]
     assert "def alpha" not in kept["uses"] and "import os" not in kept["uses"]
     assert "LIMIT_KEY" not in kept["score"]
+    assert "return value" not in kept["bodies"] and "LIMIT_KEY = make_key()" in kept["bodies"]
+    assert "def alpha(value)" in kept["bodies"]  # the headers outlive the bodies released first
 
 
 def test_generated_text_counts_and_a_snapshot_keeps_the_counts(make_engine):
