@@ -79,6 +79,8 @@ def short_bodies(table: SlotTable, start: int, max_lines: int) -> torch.Tensor:
     comments and blank lines not counted). A body runs from the header while lines stay in the header's block
     or deeper; one still open at the last row (a view cut mid-function, a chunk boundary) is left alone."""
     mask = torch.zeros(len(table) - start, dtype=torch.bool)
+    if not bool((table["block_type"][start:] == int(BlockType.FUNCTION_SIGNATURE)).any()):
+        return mask  # no header among the new rows: nothing to read line by line
     lines = _lines(table, start)
     i = 0
     while i < len(lines):
@@ -99,7 +101,7 @@ def short_bodies(table: SlotTable, start: int, max_lines: int) -> torch.Tensor:
         if k < len(lines) and 0 < len(body) <= max_lines:
             for line in body:
                 mask[line.lo - start:line.hi - start] = True
-        i = max(j, i + 1)
+        i = j
     return mask
 
 

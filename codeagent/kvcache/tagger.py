@@ -24,8 +24,8 @@ from codeagent.kvcache.languages import language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import call_language, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, escaped_line_ends, escaped_whitespace,
-    fence_segments, grep_rows, json_strings, numbered_rows, outline_rows,
+    Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, escaped_whitespace, fence_segments, grep_rows,
+    json_strings, keyed_strings, numbered_rows, outline_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -892,13 +892,9 @@ class StructureTagger:
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:
         """One TokenTag per token, from the interval holding the token's first non-space char; the tokens
         holding a JSON string's escaped line breaks are marked ``ends_line``."""
-        strings = [js for js in json_strings(text) if js.key is not None]  # the strings read as files
-        escapes = escaped_whitespace(strings)
-        tags = tags_for_offsets(text, offsets, self.intervals(text, info), [(s, e) for s, e, _nl in escapes],
+        strings = keyed_strings(text)
+        return tags_for_offsets(text, offsets, self.intervals(text, info), escaped_whitespace(strings),
                                 [(js.start, js.end) for js in strings])
-        for i in escaped_line_ends(offsets, escapes):
-            tags[i] = replace(tags[i], ends_line=True)
-        return tags
 
     # ---------------------------------------------------------------- span shapes
     def _content(self, text: str, language: str | None, default: str) -> list[Interval]:
@@ -1019,7 +1015,7 @@ class StructureTagger:
         """JSON strings holding files, numbered views, diff hunks, else raw lines."""
         if not text:
             return []
-        strings = [js for js in json_strings(text) if js.key is not None]
+        strings = keyed_strings(text)
         if strings and (default != "code" or text.lstrip()[:1] in ("{", "[")):
             lang = language or call_language(text)
             out: list[Interval] = []
@@ -1188,11 +1184,14 @@ class StructureTagger:
 
 
 def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: list[Interval],
-                     blank: Sequence[tuple[int, int]] = (), quoted: Sequence[tuple[int, int]] = ()) -> list[TokenTag]:
-    """Tag of the interval holding each token's first non-space char (``blank``: more source ranges that count
-    as space, such as a JSON string's ``\\n`` escapes); (0, 0)-style empty tokens get NO_TAG, and so do tokens of
-    nothing but space that start a line inside ``quoted`` ranges (a JSON string holding a file: a line break, an
-    indent)."""
+                     escapes: Sequence[tuple[int, int, bool]] = (),
+                     quoted: Sequence[tuple[int, int]] = ()) -> list[TokenTag]:
+    """Tag of the interval holding each token's first non-space char; (0, 0)-style empty tokens get NO_TAG.
+
+    ``escapes`` (start, end, line break) are JSON escapes of whitespace inside the ``quoted`` strings that hold
+    files: they count as space, the token holding a line break's last char ``ends_line``, and a token of nothing
+    but space that starts a line there is untagged (a line break, an indent; a space between words keeps its
+    tag, as it would in the raw file)."""
     if len(offsets) == 0:
         return []
     off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
@@ -1203,24 +1202,29 @@ def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: l
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     space = np.isin(codes, _WHITESPACE)
     escaped = np.zeros(len(text) + 1, dtype=bool)
-    for s, e in blank:
+    for s, e, _newline in escapes:
         escaped[s:e] = True
     space |= escaped[:-1]
-    inside = np.zeros(len(text) + 1, dtype=bool)
-    for s, e in quoted:
-        inside[s:e] = True
     positions = np.where(space, len(text), np.arange(len(text)))
     next_solid = np.append(np.minimum.accumulate(positions[::-1])[::-1], len(text))
     first = next_solid[starts]
-    after = np.append(False, escaped[:-2])  # the char before each position is part of an escape
-    # nothing but space, at a line start of a quoted file: a line break, an indent (a space between words keeps
-    # its tag, as it would in the raw file)
-    hollow = (first >= ends) & inside[starts] & (escaped[starts] | after[starts])
+    untagged = ends <= off[:, 0]
+    if quoted:
+        inside = np.zeros(len(text) + 1, dtype=bool)
+        for s, e in quoted:
+            inside[s:e] = True
+        after = np.append(False, escaped[:-2])  # the char before each position is part of an escape
+        untagged |= (first >= ends) & inside[starts] & (escaped[starts] | after[starts])
     first = np.where(first < ends, first, starts)
     iv_starts = np.fromiter((iv[0] for iv in intervals), dtype=np.int64, count=len(intervals))
     index = np.clip(np.searchsorted(iv_starts, first, side="right") - 1, 0, len(intervals) - 1)
     tags = [iv[2] for iv in intervals]
     result = [tags[i] for i in index.tolist()]
-    for i in np.flatnonzero((ends <= off[:, 0]) | hollow).tolist():
+    for i in np.flatnonzero(untagged).tolist():
         result[i] = NO_TAG
+    breaks = np.asarray([e - 1 for _s, e, newline in escapes if newline], dtype=np.int64)
+    if breaks.size:
+        tok = np.clip(np.searchsorted(off[:, 0], breaks, side="right") - 1, 0, len(off) - 1)
+        for i in sorted(set(tok[(off[tok, 0] <= breaks) & (breaks < ends[tok])].tolist())):
+            result[i] = replace(result[i], ends_line=True)
     return result

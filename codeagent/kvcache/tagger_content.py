@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
-import numpy as np
-
 from codeagent.kvcache.languages import EXTENSIONS
 
 # ------------------------------------------------------------------------------ line labels
@@ -363,7 +361,7 @@ class JsonString:
     key: str | None
 
 
-@lru_cache(maxsize=8)  # the tagger asks for one span's strings twice: its shapes, then its line ends
+@lru_cache(maxsize=8)  # the tagger asks for one span's strings twice: its shapes, then its escapes
 def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: int = 3) -> tuple[JsonString, ...]:
     """JSON string literals of text[start:end] that hold at least ``min_lines`` escaped lines."""
     end = len(text) if end is None else end
@@ -404,23 +402,16 @@ def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: i
     return tuple(out)
 
 
+def keyed_strings(text: str) -> list[JsonString]:
+    """The JSON strings with lines that are a key's value (``{"output": "..."}``): the ones read as files."""
+    return [js for js in json_strings(text) if js.key is not None]
+
+
 def escaped_whitespace(strings: Sequence[JsonString]) -> list[tuple[int, int, bool]]:
     """The escapes of whitespace (``\\n``, ``\\t``, ``\\r``) in these JSON strings: (start, end, is it a line
     break), in source offsets."""
     return [(js.offsets[k], js.offsets[k + 1], c == "\n") for js in strings
             for k, c in enumerate(js.value) if c in "\n\t\r" and js.offsets[k + 1] - js.offsets[k] > 1]
-
-
-def escaped_line_ends(offsets: Sequence[tuple[int, int]], escapes: list[tuple[int, int, bool]]) -> list[int]:
-    """Indices of the tokens holding the last char of each line-break escape: the decoded text's line ends."""
-    breaks = [end - 1 for _start, end, newline in escapes if newline]
-    if not breaks or len(offsets) == 0:
-        return []
-    off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
-    at = np.asarray(breaks, dtype=np.int64)
-    idx = np.clip(np.searchsorted(off[:, 0], at, side="right") - 1, 0, len(off) - 1)
-    hit = idx[(off[idx, 0] <= at) & (at < off[idx, 1])]
-    return sorted(set(hit.tolist()))
 
 
 # ------------------------------------------------------------------------------ language guess
