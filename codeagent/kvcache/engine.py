@@ -460,8 +460,11 @@ class Engine:
                 c["boundary"][j] = t.is_boundary
                 c["protect"][j] = info.pinned
                 c["name"][j] = names[i]
+                c["eol"][j] = t.ends_line or self._ends_line(gen.token_ids[i])
                 changed += 1
-        self.manager.after_retag(self.state)
+        rows = (pos >= gen.start_position).nonzero()
+        if rows.numel():
+            self.manager.after_retag(self.state, int(rows[0, 0]))
         return changed
 
     # ----------------------------------------------------------------------- scoring helpers

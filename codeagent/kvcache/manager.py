@@ -115,12 +115,13 @@ class KVManager:
         if compress and self.cfg.budget_tokens is not None:
             self.enforce(state, why="append")
 
-    def after_retag(self, state: CacheState) -> None:
-        """Generated text was re-tagged: pin what its new tags call for."""
+    def after_retag(self, state: CacheState, start: int) -> None:
+        """Generated text from row ``start`` on was re-tagged: pin what its new tags call for there (rows before
+        it keep their state, so lines the pinned cap released stay released)."""
         t = state.table
         active = t["state"] == int(State.ACTIVE)
         before = t["state"].clone()
-        lifecycle.pin_new(t, 0, self.cfg, state.book.debug is not None)
+        lifecycle.pin_new(t, start, self.cfg, state.book.debug is not None)
         # only active slots may become pinned here; keep every other state as it was
         t.cols["state"][~active] = before[~active]
 

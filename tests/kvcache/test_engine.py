@@ -253,3 +253,29 @@ def test_statistics_are_collected_only_for_policies_that_read_them(make_engine, 
     eng = make_engine(policy=policy)
     eng.append_tokens(code_ids[:60])
     assert bool((eng.table["attn_cum"] > 0).any()) == collects
+
+
+def test_retag_pins_only_the_retagged_text_and_marks_its_line_ends(make_engine):
+    """Re-tagging generated text as code pins its signatures and writes its line ends; a signature earlier in the
+    cache that the pinned cap had released stays released."""
+    from codeagent.kvcache.tags import BlockType, State
+    from codeagent.protocols import Generation
+
+    eng = make_engine()
+    src = "def fetch(url, retries=3):\n    return get(url)\n\n\nclass Client:\n    def get(self, path):\n        return 1\n"
+    eng.append(src, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    sig = eng.table["block_type"] == int(BlockType.FUNCTION_SIGNATURE)
+    assert bool((eng.table["state"][sig] == int(State.PINNED)).all())
+    eng.table.cols["state"][sig] = int(State.ACTIVE)  # as the pinned cap releases them
+    before = len(eng.table)
+    code = "def parse(text):\n    return text.split()\n"
+    eng.append(code, SpanInfo(kind=SegmentKind.PLAN))  # read as prose first, as generated text is
+    ids = eng.table["token"][before:].tolist()
+    gen = Generation(text=code, token_ids=ids, finish_reason="stop", start_position=int(eng.table["pos"][before]))
+    eng.table.cols["eol"][before:] = False
+    assert eng.retag(gen, [(0, len(code), SpanInfo(kind=SegmentKind.CODE, language="python"))]) == len(ids)
+    assert bool((eng.table["state"][:before][sig[:before]] == int(State.ACTIVE)).all())
+    new_sig = eng.table["block_type"][before:] == int(BlockType.FUNCTION_SIGNATURE)
+    assert new_sig.any() and bool((eng.table["state"][before:][new_sig] == int(State.PINNED)).all())
+    ends = ["\n" in eng.tok.decode([i]) for i in ids]
+    assert eng.table["eol"][before:].tolist() == ends and any(ends)
