@@ -25,7 +25,7 @@ from codeagent.kvcache.tagger_calls import call_language, is_command, looks_like
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, escaped_whitespace, fence_segments, grep_rows,
-    json_strings, keyed_strings, numbered_rows, outline_rows,
+    json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -1012,7 +1012,7 @@ class StructureTagger:
         return [Interval(js.offsets[s], js.offsets[e], t) for s, e, t in inner if js.offsets[e] > js.offsets[s]]
 
     def _shapes(self, text: str, language: str | None, default: str) -> list[Interval]:
-        """JSON strings holding files, numbered views, diff hunks, else raw lines."""
+        """JSON strings holding files, YAML block scalars, numbered views, diff hunks, else raw lines."""
         if not text:
             return []
         strings = keyed_strings(text)
@@ -1026,6 +1026,11 @@ class StructureTagger:
                 pos = js.end
             out.extend(_shift(self._lines(text[pos:], None, "log" if default == "log" else "prose"), pos))
             return out
+        rows = yaml_block_rows(text) if default != "code" else None
+        if rows is not None:  # a YAML result: its block scalars are read as files, in a language its keys name
+            lang = language or call_language(text)
+            return self._rows(text, [(s, c, e, True) for s, c, e in rows],
+                              lambda code: self._shapes(code, lang, "code" if default == "prose" else default))
         rows = numbered_rows(text)
         if rows is not None:
             lang = language or self._path_language(text[: next((s for s, c, _e in rows if c >= 0), 0)])

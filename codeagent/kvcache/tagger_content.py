@@ -144,12 +144,12 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
 
 
 # ------------------------------------------------------------------------------ numbered lines
-_NUMBERED = re.compile(r" *(?:Line )?(\d+)(\t|→| *[|│] ?|: ?| {2})")
+_NUMBERED = re.compile(r" *(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| {2})")
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
     """For a line-numbered view (``cat -n``, ``nl``, ``12 | x``, bat's ``12   │ x``, ``12: x``, ``12→x``,
-    SWE-agent's ``Line 12:x`` search hits): (line start, code start, line end) per line, code start -1 for a
+    SWE-agent's ``Line 12:x`` search hits, ``L12: x``): (line start, code start, line end) per line, code start -1 for a
     line without a number; None if not numbered.
 
     Numbered means: at least half the non-blank lines carry a number and one kind of separator,
@@ -177,6 +177,45 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
         return None
     return [(s, c, e) if c < 0 or (_NUMBERED.match(text, s, e).group(2).strip(" ") or " ") == sep else (s, -1, e)
             for s, c, e in rows]
+
+
+# ------------------------------------------------------------------------------ YAML block scalars
+_BLOCK_KEY = re.compile(r"([ \t]*)(?:- )?[\w.\-\"']+:[ \t]*[|>][-+0-9]*[ \t]*\r?\n?$")
+
+
+def yaml_block_rows(text: str, min_lines: int = 3) -> list[tuple[int, int, int]] | None:
+    """For a YAML document holding text in block scalars (``content: |`` and the lines indented under it):
+    (line start, content start, line end) per line, content start -1 outside a block; None without a block of
+    at least ``min_lines`` non-blank lines. A block's indentation is that of its first non-blank line."""
+    spans = line_spans(text, 0, len(text))
+    rows: list[tuple[int, int, int]] = [(s, -1, e) for s, e in spans]
+    found = False
+    i = 0
+    while i < len(spans):
+        m = _BLOCK_KEY.match(text, *spans[i])
+        i += 1
+        if not m:
+            continue
+        outer = len(m.group(1).expandtabs())
+        j, indent, body = i, None, []
+        while j < len(spans):
+            s, e = spans[j]
+            line = text[s:e]
+            if line.strip():
+                width = len(line) - len(line.lstrip(" "))
+                if indent is None:
+                    indent = width
+                if width <= outer or width < indent:
+                    break
+                body.append((j, s + indent, e))
+            j += 1
+        if indent is not None and indent > outer and len(body) >= min_lines:
+            found = True
+            for k in range(i, j):  # blank lines inside the block are content too
+                s, e = spans[k]
+                rows[k] = (s, min(s + indent, e - (text[e - 1] == "\n")), e)
+            i = j
+    return rows if found else None
 
 
 # ------------------------------------------------------------------------------ search hits

@@ -15,7 +15,7 @@ import pytest
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    code_regions, grep_rows, language_candidates, numbered_rows, outline_rows,
+    code_regions, grep_rows, language_candidates, numbered_rows, outline_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -84,7 +84,7 @@ def test_raw_cat_dump_in_a_user_message_is_python(tagger):
 
 
 @pytest.mark.parametrize("fmt", ["{n:>6}\t{line}", "{n:6d}  {line}", "{n:>4} | {line}", "{n}: {line}",
-                                 "{n:>6}→{line}", "{n} | {line}", "{n:>4}   │ {line}"])
+                                 "{n:>6}→{line}", "{n} | {line}", "{n:>4}   │ {line}", "L{n}: {line}"])
 def test_numbered_views_of_any_format(tagger, fmt):
     start, end = 40, 200
     view = "".join(fmt.format(n=i, line=line) for i, line in enumerate(LINES[start - 1:end], start))
@@ -221,6 +221,36 @@ def test_json_string_holding_a_file(tagger):
     ivs = tagger.intervals(call, SpanInfo(kind=K.TEXT))
     assert tag_of(call, ivs, '"type"').block_type == B.TOOL_CALL
     assert tag_of(call, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
+
+
+def test_yaml_block_scalar_holding_a_file(tagger):
+    """A YAML result (``content: |`` and the file indented under it) is read as the file: every definition is
+    tagged, the keys are not; the same file shown plain gets the same tags."""
+    body = "".join("  " + line if line.strip() else line for line in CODE.splitlines(keepends=True))
+    doc = f"path: src/wrap.py\nlines: 160\ncontent: |\n{body}truncated: false\n"
+    rows = yaml_block_rows(doc)
+    assert rows is not None and sum(c >= 0 for _s, c, _e in rows) == CODE.count("\n")
+    for kind in (K.TOOL_OUTPUT, K.TEXT):
+        ivs = tagger.intervals(doc, SpanInfo(kind=kind))
+        covered(doc, ivs)
+        check_python(doc, CODE, ivs)
+        for key in ("path:", "content:", "truncated:"):
+            assert tag_of(doc, ivs, key).block_type not in SIGNATURES | {B.IMPORT}
+    plain = tagger.intervals(CODE, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    ivs = tagger.intervals(doc, SpanInfo(kind=K.TOOL_OUTPUT))
+    at, pos = doc.index("content: |\n") + len("content: |\n"), 0
+    for line in CODE.splitlines(keepends=True):  # each line's first char: same block type and depth
+        if line.strip():
+            k = len(line) - len(line.lstrip())
+            x, y = tag_at(plain, pos + k), tag_at(ivs, at + 2 + k)
+            assert (x.block_type, x.depth) == (y.block_type, y.depth), line
+        pos += len(line)
+        at += len(line) + 2 * bool(line.strip())
+    # a list item's block scalar, and YAML with no block (or too short a one) is not read this way
+    assert yaml_block_rows("- name: run\n  script: |\n    pip install .\n    pytest -q\n    echo done\n") is not None
+    assert yaml_block_rows("name: x\nsteps:\n  - run: make\n") is None
+    assert yaml_block_rows("note: |\n  one line\nnext: 2\n") is None
+    assert yaml_block_rows("| a | b |\n|---|---|\n| 1 | 2 |\n") is None
 
 
 def test_json_string_lines_end_where_the_escapes_end(tagger):
