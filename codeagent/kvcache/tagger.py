@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from codeagent.kvcache.languages import language_for_fence, language_for_path
-from codeagent.kvcache.tagger_calls import call_language, is_command, looks_like_test_log, tool_call_spans
+from codeagent.kvcache.tagger_calls import CODE_ACTION, call_language, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, escaped_whitespace, fence_segments, grep_rows,
@@ -943,8 +943,11 @@ class StructureTagger:
         return out
 
     def _call(self, text: str) -> list[Interval]:
-        """A tool call: TOOL_CALL lines, except code it carries (a non-shell fence, the body of a command
-        in a plain fence such as SWE-agent's ``edit 12:13``, a JSON string argument holding a file)."""
+        """A tool call: TOOL_CALL lines (a code action's code too), except code it carries (a non-shell fence,
+        the body of a command in a plain fence such as SWE-agent's ``edit 12:13``, a JSON string argument
+        holding a file)."""
+        if CODE_ACTION.match(text):  # the code is the call
+            return self._call_args(text)
         segments = fence_segments(text)
         if any(is_code and language_for_fence(info or "") != "bash" for _s, _e, info, is_code in segments):
             out: list[Interval] = []

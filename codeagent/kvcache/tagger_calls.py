@@ -5,7 +5,8 @@ calls (``view_file(path="X", start_line=1)``), JSON (``{"name": ..., "arguments"
 ``tool_use``/``tool_calls``), XML-ish tags (``<tool_call>``, ``<invoke>``, ``<function=...>``, a tool
 element holding parameter elements: ``<read_file><path>X</path></read_file>``) or
 bare shell commands in a ``bash`` fence after a THOUGHT (mini-swe-agent) or one command in a plain
-fence after a DISCUSSION (SWE-agent). Test logs are
+fence after a DISCUSSION (SWE-agent), ReAct's ``Action:``/``Action Input:`` lines, smolagents' code actions
+(a Python fence closed by ``<end_code>``) and Gemini's ``print(default_api.tool(...))``. Test logs are
 recognised by what pytest, unittest, jest, go test and cargo print, whatever command ran them.
 """
 
@@ -41,6 +42,12 @@ _COMMAND_LINE = re.compile(
     r"run_tests|bash|submit|finish|goto|scroll_up|scroll_down)\b[^\n]*$",
     re.MULTILINE,
 )
+_REACT = re.compile(r"^[ \t]*Action:[ \t]*[\w.\-]+[ \t]*\n[ \t]*Action[ _]Input:[^\n]*$", re.MULTILINE)
+"""A ReAct step (LangChain's agents): ``Action: tool`` then ``Action Input: ...`` (a JSON object there joins it)."""
+CODE_ACTION = re.compile(r"^[ \t]*(`{3,})[ \t]*(?:py|python)?[ \t]*\n.*?^[ \t]*\1[ \t]*<end_code>", re.MULTILINE | re.DOTALL)
+"""A code action (smolagents): a Python fence closed by ``<end_code>``; the code is the call."""
+_API_CALL = re.compile(r"^[ \t]*(?:print\()?default_api\.\w+\(.*\)[ \t]*$", re.MULTILINE)
+"""Gemini's calls written as Python: ``print(default_api.read_file(path="x"))``."""
 _CODE_USE = re.compile(r"\s*\w+[ \t]*[(=.]")
 """A command word used as code: called, assigned or an attribute's owner."""
 _JSON_CALL_KEYS = ("name", "function", "tool", "tool_calls", "tool_use", "arguments", "input", "command", "action")
@@ -119,15 +126,15 @@ def _is_json_call(value: object) -> bool:
 
 def tool_call_spans(text: str) -> list[tuple[int, int]]:
     """Char ranges of the tool calls in ``text`` (sorted, disjoint): JSON, XML-ish, function-call
-    lines, shell fences and command lines."""
+    lines, shell fences, ReAct steps, code actions and command lines."""
     found: list[tuple[int, int]] = []
     for pattern in (_XML_CALL, _XML_PARAM_CALL):
         found += [(m.start(), m.end()) for m in pattern.finditer(text)]
     for s, e, value in _json_objects(text):
         if _is_json_call(value):
             found.append((s, e))
-    for m in _SHELL_FENCE.finditer(text):
-        found.append((m.start(), m.end()))
+    for pattern in (_SHELL_FENCE, _REACT, CODE_ACTION, _API_CALL):
+        found += [(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end()) for m in pattern.finditer(text)]
     found += command_fences(text)
     for m in _FUNC_CALL.finditer(text):
         line = m.group(0)

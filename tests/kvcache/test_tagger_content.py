@@ -360,6 +360,10 @@ CALLS = {
               "pkg/mod.py"),
     "codex": ('{"name": "shell", "arguments": {"command": ["bash", "-lc", "sed -n \'1,80p\' pkg/mod.py"], '
               '"workdir": "/repo"}}', "pkg/mod.py"),
+    "react": ('Thought: the helper is next.\nAction: read_file\nAction Input: {"path": "pkg/mod.py"}', "pkg/mod.py"),
+    "smolagents": ('Thought: I need the helper.\nCode:\n```py\nsource = read_file("pkg/mod.py")\nprint(source)\n'
+                   '```<end_code>', "pkg/mod.py"),
+    "gemini_python": ('print(default_api.read_file(absolute_path="/repo/pkg/mod.py"))', "/repo/pkg/mod.py"),
 }
 
 
@@ -376,6 +380,11 @@ def test_tool_calls_in_any_syntax(tagger, style):
         assert tag_at(ivs, call_pos).block_type == B.TOOL_CALL, (style, kind)
     if style == "thought":
         assert tag_of(text, ivs, "THOUGHT").block_type == B.TEXT
+    if style == "smolagents":  # the code action is the call: nothing in it is pinned as a module constant
+        assert tag_of(text, ivs, "source =").block_type == B.TOOL_CALL
+    if style == "react":
+        assert tag_of(text, ivs, "Thought:").block_type == B.TEXT
+        assert tag_of(text, ivs, "Action:").block_type == B.TOOL_CALL
 
 
 def test_plain_sentences_are_not_calls():
