@@ -201,13 +201,14 @@ _ERROR_LINE = re.compile(
       | npm\s+ERR!
       | thread\ '[^']*'\ panicked | test\ \S+\ \.\.\.\ FAILED   # cargo
       | \s*[●✕×]\s | \s*(?:Expected|Received)(?:\ value)?:   # jest
+      | \s*Failure/Error: | not\ ok\ \d+\b              # rspec, TAP
     )""",
     re.VERBOSE,
 )
 _ASSERTION = re.compile(r"\bAssertionError\b")
 # error lines that start a new error block (others continue the error block above them)
 _ERROR_HEAD = re.compile(r"(?:FAILED|ERROR|FAIL)\b|[^\s:][^:\n]*:\d+(?::\d+)?:|error(?:\[\w+\])?:|---\s*FAIL\b|panic:|"
-                         r"thread '|test \S+ \.\.\. FAILED|\s*●")
+                         r"thread '|test \S+ \.\.\. FAILED|\s*●|\s*Failure/Error:|not ok \d")
 
 
 def _log_plan(text: str, start: int, end: int) -> LinePlan:

@@ -7,7 +7,8 @@ element holding parameter elements: ``<read_file><path>X</path></read_file>``) o
 bare shell commands in a ``bash`` fence after a THOUGHT (mini-swe-agent) or one command in a plain
 fence after a DISCUSSION (SWE-agent), ReAct's ``Action:``/``Action Input:`` lines, smolagents' code actions
 (a Python fence closed by ``<end_code>``) and Gemini's ``print(default_api.tool(...))``. Test logs are
-recognised by what pytest, unittest, jest, go test and cargo print, whatever command ran them.
+recognised by what pytest, unittest, jest/vitest, mocha, go test, cargo, rspec, maven, phpunit, dotnet, TAP, deno
+and ctest print, whatever command ran them.
 """
 
 from __future__ import annotations
@@ -169,6 +170,16 @@ _TEST_LOG = re.compile(
       | ^\s*(?:PASS|FAIL)\s+\S+\.(?:[jt]sx?|mjs|cjs)\b | ^Tests:\s+(?:\d+\ \w+,\s*)*\d+\ total | ^\s*[✓✕√×]\s  # jest
       | ^---\ (?:FAIL|PASS|SKIP):\ \S+\ \([\d.]+s\) | ^=== RUN\s+\S+ | ^(?:ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\)) # go
       | ^test\ \S+\ \.\.\.\ (?:ok|FAILED|ignored) | ^test\ result:\ (?:ok|FAILED)\. | ^running\ \d+\ tests?$  # cargo
+      | ^\d+\ (?:failed|passed)(?:,\ \d+\ (?:passed|failed|errors?|skipped|warnings?|xfailed|xpassed))*\ in\ [\d.]+s  # pytest -q
+      | ^\w+\ \([\w.]+\)\ \.\.\.\ (?:ok|FAIL|ERROR|skipped)  # unittest -v
+      | ^\s*\d+\ passing\ \(\d+m?s\) | ^\s*\d+\ failing$  # mocha
+      | ^\d+\ examples?,\ \d+\ failures?  # rspec
+      | Tests\ run:\ \d+,\ Failures:\ \d+,\ Errors:\ \d+  # maven surefire, gradle
+      | ^Tests:\ \d+,\ Assertions:\ \d+ | ^PHPUnit\ \d  # phpunit
+      | ^(?:Failed|Passed)!\s+-\s+Failed:\s+\d+  # dotnet test
+      | ^TAP\ version\ \d+ | ^not\ ok\ \d+\b  # TAP (node --test, prove)
+      | ^running\ \d+\ tests?\ from\ \S  # deno test
+      | ^\d+%\ tests\ passed,\ \d+\ tests?\ failed\ out\ of\ \d+  # ctest
     )""",
     re.MULTILINE | re.VERBOSE,
 )

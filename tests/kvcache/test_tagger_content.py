@@ -471,6 +471,19 @@ LOGS = {
               "---- tests::gets stdout ----\nthread 'tests::gets' panicked at src/lib.rs:20:9:\n"
               "assertion `left == right` failed\n\ntest result: FAILED. 1 passed; 1 failed\n",
               "thread 'tests::gets' panicked", "test tests::adds ... ok"),
+    "mocha": ("\n  Parser\n    ✔ parses numbers\n    1) parses strings\n\n  1 passing (12ms)\n  1 failing\n\n"
+              "  1) Parser\n       parses strings:\n     AssertionError: expected 'a' to equal 'b'\n",
+              "AssertionError: expected", "1 passing"),
+    "rspec": ("..F\n\nFailures:\n\n  1) Parser parses strings\n     Failure/Error: expect(parse('a')).to eq 1\n"
+              "       expected: 1\n            got: nil\n\nFinished in 0.01 seconds (files took 0.1 seconds to load)\n"
+              "3 examples, 1 failure\n", "Failure/Error", "Finished in"),
+    "maven": ("[INFO]  T E S T S\n[INFO] Running com.example.ParserTest\n[ERROR] Tests run: 3, Failures: 1, "
+              "Errors: 0, Skipped: 0, Time elapsed: 0.05 s <<< FAILURE!\n[ERROR] com.example.ParserTest.parses"
+              "  Time elapsed: 0.01 s  <<< FAILURE!\norg.opentest4j.AssertionFailedError: expected: <1> but was: <2>\n",
+              "org.opentest4j.AssertionFailedError", "[INFO] Running"),
+    "tap": ("TAP version 13\n# Subtest: parses numbers\nok 1 - parses numbers\nnot ok 2 - parses strings\n"
+            "  ---\n  error: 'Expected values to be strictly equal'\n  ...\n1..2\n# pass 1\n# fail 1\n",
+            "not ok 2", "ok 1 - parses"),
 }
 
 
