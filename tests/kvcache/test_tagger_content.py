@@ -223,6 +223,38 @@ def test_json_string_holding_a_file(tagger):
     assert tag_of(call, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
 
 
+WRAPPERS = {  # how agents and tool protocols hand a file back, none of them rendered by the bench's styles
+    "crlf": lambda c: c.replace("\n", "\r\n"),
+    "tab_indent": lambda c: c.replace("    ", "\t"),
+    "markdown_indented": lambda c: "".join("    " + ln if ln.strip() else ln for ln in c.splitlines(keepends=True)),
+    "fence_lang_path": lambda c: f"```python src/wrap.py\n{c}```\n",
+    "fence_lang_colon_path": lambda c: f"```python:src/wrap.py\n{c}```\n",
+    "tilde_fence": lambda c: f"~~~python\n{c}~~~\n",
+    "xml_file": lambda c: f'<file path="src/wrap.py">\n{c}</file>\n',
+    "document": lambda c: f"<document>\n<source>src/wrap.py</source>\n<document_content>\n{c}</document_content>\n"
+                          "</document>\n",
+    "function_results": lambda c: f"<function_results>\n{c}</function_results>\n",
+    "mcp_result": lambda c: json.dumps({"content": [{"type": "text", "text": c}], "isError": False}),
+    "tool_result_numbered": lambda c: json.dumps({"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+        {"type": "text", "text": "".join(f"{i:>6}\u2192{ln}" for i, ln in enumerate(c.splitlines(keepends=True), 1))}]}),
+    "json_indented": lambda c: json.dumps({"path": "src/wrap.py", "content": c}, indent=2),
+    "html_pre": lambda c: '<pre><code class="language-python">' + c.replace("&", "&amp;").replace("<", "&lt;")
+                          .replace(">", "&gt;") + "</code></pre>",
+    "head_banner": lambda c: f"==> src/wrap.py <==\n{c}",
+    "harmony": lambda c: f"<|start|>functions.read_file to=assistant<|message|>{c}<|end|>",
+    "intro_sentence": lambda c: f"Here is the file you asked for:\n\n{c}\n(end of file)\n",
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+def test_definitions_found_in_any_wrapper(tagger, wrapper):
+    text = WRAPPERS[wrapper](CODE)
+    for kind in (K.TOOL_OUTPUT, K.TEXT):
+        ivs = tagger.intervals(text, SpanInfo(kind=kind))
+        covered(text, ivs)
+        check_python(text, CODE, ivs)
+
+
 def test_yaml_block_scalar_holding_a_file(tagger):
     """A YAML result (``content: |`` and the file indented under it) is read as the file: every definition is
     tagged, the keys are not; the same file shown plain gets the same tags."""
