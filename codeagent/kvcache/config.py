@@ -111,15 +111,17 @@ class KVConfig(BaseModel):
     budget did not need to give up)."""
     pinned_cap: float = Field(0.75, gt=0.0, le=1.0)
     """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
-    pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
+    pinned_overflow: Literal["merge_oldest", "release_lowest", "evict_lowest"] = "evict_lowest"
     """Past the pinned cap: unpin pinned lines, in the order ``release_by`` gives, so they compete with the rest
-    like any other slot (release_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way
+    like any other slot (release_lowest), or mark them evictable so each goes whole rather than token by token
+    (evict_lowest), or merge the oldest pinned slots pairwise (merge_oldest). Either way
     the issue and the caller's protected spans stay."""
-    release_by: Literal["uses", "score"] = "uses"
-    """Which pinned lines release_lowest unpins first: those defining the names the session uses least
+    release_by: Literal["uses", "uses_bodies", "score"] = "uses"
+    """Which pinned lines the pinned cap unpins first: those defining the names the session uses least
     (uses: a definition used three times or more counts as used, and so does a module constant nothing uses
     yet, which code not shown yet will; the score orders lines within a count, as a repository map ranks
-    definitions by references), or simply the lowest mean score (score)."""
+    definitions by references), the same with a pinned short body counting its header's uses (uses_bodies:
+    the body goes with its header, not before every header), or simply the lowest mean score (score)."""
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""

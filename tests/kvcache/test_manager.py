@@ -105,7 +105,7 @@ def _check_plan_blocks(engine, seen_violations):
     merge_threshold=st.sampled_from([-1.0, 0.0, 0.5, 0.9]),
     fold=st.sampled_from(["eager", "pressure"]),
     unit=st.sampled_from(["token", "line"]),
-    overflow=st.sampled_from(["merge_oldest", "release_lowest"]),
+    overflow=st.sampled_from(["merge_oldest", "release_lowest", "evict_lowest"]),
     ops=st.lists(op, min_size=3, max_size=14),
 )
 def test_budget_pins_and_consistency_hold_over_random_sessions(tiny, policy, mode, budget, merge_threshold, fold, unit,
@@ -329,6 +329,23 @@ def test_pinned_cap_can_release_the_lowest_scoring(make_engine, code_ids):
     ends = eng.table["eol"][still]  # (a line-end token may carry the next line's indent: "\n       ")
     assert not bool(still.any()) or bool(ends[-1]) or bool(still[-1])
     assert any(e["why"] == "pinned-cap" and e.get("released") for e in eng.state.counters.events)
+
+
+@pytest.mark.parametrize("overflow", ["release_lowest", "evict_lowest"])
+def test_pinned_cap_evict_lowest_drops_released_lines_before_live_slots(make_engine, code_ids, overflow):
+    """evict_lowest: the lines past the cap go before any slot that was never pinned (released_lowest lets them
+    compete token by token, so fragments of them stay and live slots go instead)."""
+    eng = make_engine(policy="default", min_tokens=0, pinned_cap=0.1, pinned_overflow=overflow)
+    eng.append_tokens(code_ids[:300])
+    eng.table.cols["state"][:150] = int(State.PINNED)
+    live = set(eng.table["pos"][150:].tolist())
+    eng.manager.enforce(eng.state, budget=220)
+    kept = set(eng.table["pos"].tolist())
+    live_lost = len(live - kept)
+    if overflow == "evict_lowest":
+        assert live_lost == 0
+    else:
+        assert live_lost > 0
 
 
 def test_observation_window_share_changes_the_semantic_term(make_engine, code_ids):

@@ -110,6 +110,26 @@ def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_
     assert "def alpha(value)" in kept["bodies"]  # the headers outlive the bodies released first
 
 
+def test_uses_bodies_keeps_a_used_definitions_short_body_with_its_header(make_engine):
+    """``alpha`` is called three times after the view. With ``release_by="uses"`` its one-line body binds no name and
+    goes before every header; with ``uses_bodies`` it counts alpha's uses, so it stays with its header while the
+    unused functions' bodies go."""
+    kept = {}
+    for release_by in ("uses", "uses_bodies"):
+        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, release_by=release_by,
+                          pinned_cap=0.6, pin_short_bodies=2)
+        eng.append_message("user", "Fix alpha.", SpanInfo(kind=SegmentKind.ISSUE))
+        eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        eng.append_message("user", "alpha(1)\nalpha(2)\nalpha(3)\n", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+        pinned = int((eng.table["state"] == int(State.PINNED)).sum())
+        eng.manager.enforce(eng.state, budget=pinned)
+        assert eng.state.counters.pinned_overflow > 0
+        kept[release_by] = _pinned_lines(eng)
+    assert "return value + 1" not in kept["uses"] and "def alpha(value)" in kept["uses"]
+    assert "def alpha(value):" in kept["uses_bodies"] and "return value + 1" in kept["uses_bodies"]
+    assert "return value * 2" not in kept["uses_bodies"] and "return value - 3" not in kept["uses_bodies"]
+
+
 def test_generated_text_counts_and_a_snapshot_keeps_the_counts(make_engine):
     eng = make_engine(policy="default")
     eng.append_message("user", "def lookup(key):\n    return key\n", SpanInfo(kind=SegmentKind.FILE_VIEW,

@@ -25,6 +25,24 @@ USED = 3
 """``release_by="uses"``: uses past which a definition counts as simply used (the score decides among them)."""
 
 
+def _heading_uses(table, units: list[list[int]], refs: torch.Tensor) -> list[int]:
+    """Per pinned line: its uses, and for a pinned body line (a short body) those of the header above it."""
+    bt, seg = table["block_type"].tolist(), table["seg"].tolist()
+    out: list[int] = []
+    head: tuple[int, int] | None = None  # (segment, uses) of the last header line
+    for u in units:
+        kind = next((bt[i] for i in u if bt[i] != int(BlockType.NONE)), int(BlockType.NONE))
+        n = int(refs[u].max())
+        if kind in lifecycle.HEADER_BLOCKS:
+            head = (seg[u[0]], n)
+        elif kind in lifecycle.BODY_BLOCKS and head is not None and head[0] == seg[u[0]]:
+            n = max(n, head[1])
+        elif kind != int(BlockType.NONE):
+            head = None
+        out.append(n)
+    return out
+
+
 def _by_state(view: CacheView, values: dict[State, float], fill: float) -> torch.Tensor:
     lut = torch.full((max(int(s) for s in State) + 1,), fill)
     for s, v in values.items():
@@ -71,8 +89,8 @@ class Lifecycle:
     summary_entries: int = 4
     fold_commits: Literal["eager", "pressure"] = "pressure"
     pinned_cap: float = 0.75
-    pinned_overflow: Literal["merge_oldest", "release_lowest"] = "release_lowest"
-    release_by: Literal["uses", "score"] = "uses"
+    pinned_overflow: Literal["merge_oldest", "release_lowest", "evict_lowest"] = "evict_lowest"
+    release_by: Literal["uses", "uses_bodies", "score"] = "uses"
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -145,7 +163,8 @@ class Lifecycle:
 
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
         """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or release whole
-        lines to the active state (``pinned_overflow``), the least used definitions first (``release_by``)."""
+        lines to the active state or as evictable (``pinned_overflow``), the least used definitions first
+        (``release_by``)."""
         t = state.table
         cap = int(self.pinned_cap * budget)
         is_pinned = t["state"] == int(State.PINNED)
@@ -154,18 +173,23 @@ class Lifecycle:
             return
         # the caller's protected slots and the issue (the task itself) are never released or merged
         pinned = (is_pinned & ~t["protect"] & (t["kind"] != int(SegmentKind.ISSUE))).nonzero()[:, 0]
-        if self.pinned_overflow == "release_lowest":  # whole lines, the least used, then the lowest scoring first
+        if self.pinned_overflow != "merge_oldest":  # whole lines, the least used, then the lowest scoring first
             view = CacheView.of(state)
             scores = self.scores(view)
-            refs = self._uses(state) if self.release_by == "uses" else torch.zeros(len(view), dtype=torch.long)
-            lines = sorted(line_units(view, pinned), key=lambda u: (int(refs[u].max()), float(scores[u].mean())))
+            refs = self._uses(state) if self.release_by != "score" else torch.zeros(len(view), dtype=torch.long)
+            units = line_units(view, pinned)
+            if self.release_by == "uses_bodies":
+                uses = _heading_uses(t, units, refs)
+            else:
+                uses = [int(refs[u].max()) for u in units]
+            order = sorted(range(len(units)), key=lambda k: (uses[k], float(scores[units[k]].mean())))
             out: list[int] = []
-            for u in lines:
+            for u in (units[k] for k in order):
                 if len(out) >= excess:
                     break
                 out += u
             released = torch.tensor(out, dtype=torch.long)
-            t.cols["state"][released] = int(State.ACTIVE)
+            t.cols["state"][released] = int(State.EVICTABLE if self.pinned_overflow == "evict_lowest" else State.ACTIVE)
             state.counters.pinned_overflow += int(released.numel())
             state.counters.events.append({"why": "pinned-cap", "released": int(released.numel())})
             return
