@@ -170,16 +170,21 @@ _TEST_LOG = re.compile(
       | ^\s*(?:PASS|FAIL)\s+\S+\.(?:[jt]sx?|mjs|cjs)\b | ^Tests:\s+(?:\d+\ \w+,\s*)*\d+\ total | ^\s*[✓✕√×]\s  # jest
       | ^---\ (?:FAIL|PASS|SKIP):\ \S+\ \([\d.]+s\) | ^=== RUN\s+\S+ | ^(?:ok|FAIL)\s+\S+\s+(?:[\d.]+s|\(cached\)) # go
       | ^test\ \S+\ \.\.\.\ (?:ok|FAILED|ignored) | ^test\ result:\ (?:ok|FAILED)\. | ^running\ \d+\ tests?$  # cargo
-      | ^\d+\ (?:failed|passed)(?:,\ \d+\ (?:passed|failed|errors?|skipped|warnings?|xfailed|xpassed))*\ in\ [\d.]+s  # pytest -q
-      | ^\w+\ \([\w.]+\)\ \.\.\.\ (?:ok|FAIL|ERROR|skipped)  # unittest -v
-      | ^\s*\d+\ passing\ \(\d+m?s\) | ^\s*\d+\ failing$  # mocha
-      | ^\d+\ examples?,\ \d+\ failures?  # rspec
-      | Tests\ run:\ \d+,\ Failures:\ \d+,\ Errors:\ \d+  # maven surefire, gradle
-      | ^Tests:\ \d+,\ Assertions:\ \d+ | ^PHPUnit\ \d  # phpunit
-      | ^(?:Failed|Passed)!\s+-\s+Failed:\s+\d+  # dotnet test
-      | ^TAP\ version\ \d+ | ^not\ ok\ \d+\b  # TAP (node --test, prove)
-      | ^running\ \d+\ tests?\ from\ \S  # deno test
-      | ^\d+%\ tests\ passed,\ \d+\ tests?\ failed\ out\ of\ \d+  # ctest
+    )""",
+    re.MULTILINE | re.VERBOSE,
+)
+_TEST_LOG_MORE = re.compile(  # every branch anchored at a line start: a separate pattern keeps the scan cheap
+    r"""^(?:
+        \d+\ (?:failed|passed)(?:,\ \d+\ (?:passed|failed|errors?|skipped|warnings?|xfailed|xpassed))*\ in\ [\d.]+s  # pytest -q
+      | \w+\ \([\w.]+\)\ \.\.\.\ (?:ok|FAIL|ERROR|skipped)  # unittest -v
+      | \s*\d+\ passing\ \(\d+m?s\) | \s*\d+\ failing$  # mocha
+      | \d+\ examples?,\ \d+\ failures?  # rspec
+      | (?:\[\w+\]\ )?Tests\ run:\ \d+,\ Failures:\ \d+,\ Errors:\ \d+  # maven surefire, gradle
+      | Tests:\ \d+,\ Assertions:\ \d+ | PHPUnit\ \d  # phpunit
+      | (?:Failed|Passed)!\s+-\s+Failed:\s+\d+  # dotnet test
+      | TAP\ version\ \d+ | not\ ok\ \d+\b  # TAP (node --test, prove)
+      | running\ \d+\ tests?\ from\ \S  # deno test
+      | \d+%\ tests\ passed,\ \d+\ tests?\ failed\ out\ of\ \d+  # ctest
     )""",
     re.MULTILINE | re.VERBOSE,
 )
@@ -189,4 +194,5 @@ _TEST_COMMAND = re.compile(r"\b(?:pytest|py\.test|run_tests|unittest|tox|nox|npm
 
 def looks_like_test_log(text: str, call_text: str | None = None) -> bool:
     """Output of a test run, by what the runner prints (or by the command, when one is given)."""
-    return bool(_TEST_LOG.search(text)) or bool(call_text and _TEST_COMMAND.search(call_text))
+    return (bool(_TEST_LOG.search(text)) or bool(_TEST_LOG_MORE.search(text))
+            or bool(call_text and _TEST_COMMAND.search(call_text)))
