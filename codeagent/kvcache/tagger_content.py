@@ -197,7 +197,7 @@ def yaml_block_rows(text: str, min_lines: int = 3) -> list[tuple[int, int, int]]
         if not m:
             continue
         outer = len(m.group(1).expandtabs())
-        j, indent, body = i, None, []
+        j, indent, lines = i, None, 0
         while j < len(spans):
             s, e = spans[j]
             line = text[s:e]
@@ -207,9 +207,9 @@ def yaml_block_rows(text: str, min_lines: int = 3) -> list[tuple[int, int, int]]
                     indent = width
                 if width <= outer or width < indent:
                     break
-                body.append((j, s + indent, e))
+                lines += 1
             j += 1
-        if indent is not None and indent > outer and len(body) >= min_lines:
+        if indent is not None and indent > outer and lines >= min_lines:
             found = True
             for k in range(i, j):  # blank lines inside the block are content too
                 s, e = spans[k]

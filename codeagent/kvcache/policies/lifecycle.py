@@ -189,7 +189,8 @@ class Lifecycle:
                     break
                 out += u
             released = torch.tensor(out, dtype=torch.long)
-            t.cols["state"][released] = int(State.EVICTABLE if self.pinned_overflow == "evict_lowest" else State.ACTIVE)
+            evict = self.pinned_overflow == "evict_lowest"
+            t.cols["state"][released] = int(State.EVICTABLE if evict else State.ACTIVE)
             state.counters.pinned_overflow += int(released.numel())
             state.counters.events.append({"why": "pinned-cap", "released": int(released.numel())})
             return
