@@ -119,11 +119,11 @@ class KVManager:
         """Generated text from row ``start`` on was re-tagged: pin what its new tags call for there (rows before
         it keep their state, so lines the pinned cap released stay released)."""
         t = state.table
-        active = t["state"] == int(State.ACTIVE)
-        before = t["state"].clone()
+        before = t["state"][start:].clone()
         lifecycle.pin_new(t, start, self.cfg, state.book.debug is not None)
         # only active slots may become pinned here; keep every other state as it was
-        t.cols["state"][~active] = before[~active]
+        kept = before != int(State.ACTIVE)
+        t.cols["state"][start:][kept] = before[kept]
 
     def on_decode(self, state: CacheState, generated: int) -> None:
         """Every ``score_update_freq`` decoded tokens."""

@@ -125,6 +125,11 @@ def _is_json_call(value: object) -> bool:
     return named and bool(keys & {"arguments", "input", "parameters", "args", "params", "command"})
 
 
+def _span(m: re.Match[str]) -> tuple[int, int]:
+    """A match's range without the indentation it starts with."""
+    return m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end()
+
+
 def tool_call_spans(text: str) -> list[tuple[int, int]]:
     """Char ranges of the tool calls in ``text`` (sorted, disjoint): JSON, XML-ish, function-call
     lines, shell fences, ReAct steps, code actions and command lines."""
@@ -135,14 +140,14 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
         if _is_json_call(value):
             found.append((s, e))
     for pattern in (_SHELL_FENCE, _REACT, CODE_ACTION, _API_CALL):
-        found += [(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end()) for m in pattern.finditer(text)]
+        found += [_span(m) for m in pattern.finditer(text)]
     found += command_fences(text)
     for m in _FUNC_CALL.finditer(text):
         line = m.group(0)
         if line.count("(") == line.count(")") and "\n" not in line.strip():
-            found.append((m.start() + len(line) - len(line.lstrip()), m.end()))
+            found.append(_span(m))
     if not found and len(text.strip().splitlines()) <= 3:
-        found += [(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end()) for m in _COMMAND_LINE.finditer(text)]
+        found += [_span(m) for m in _COMMAND_LINE.finditer(text)]
     found.sort()
     merged: list[tuple[int, int]] = []
     for s, e in found:

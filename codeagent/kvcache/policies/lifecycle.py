@@ -12,6 +12,7 @@ import torch
 from codeagent.kvcache import lifecycle
 from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.policies.base import Apply, Policy, from_settings, line_units
+from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
 from codeagent.kvcache.view import CacheView
@@ -25,7 +26,7 @@ USED = 3
 """``release_by="uses"``: uses past which a definition counts as simply used (the score decides among them)."""
 
 
-def _heading_uses(table, units: list[list[int]], refs: torch.Tensor) -> list[int]:
+def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) -> list[int]:
     """Per pinned line: its uses, and for a pinned body line (a short body) those of the header above it."""
     bt, seg = table["block_type"].tolist(), table["seg"].tolist()
     out: list[int] = []
