@@ -400,50 +400,87 @@ class JsonString:
     key: str | None
 
 
+def _decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
+    """A JSON string body's chars and the source offset of each, or None where an escape is not JSON's."""
+    chars: list[str] = []
+    offs: list[int] = []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c != "\\":
+            chars.append(c)
+            offs.append(body_start + i)
+            i += 1
+            continue
+        nxt = raw[i + 1] if i + 1 < len(raw) else ""
+        if nxt in _ESCAPES:
+            chars.append(_ESCAPES[nxt])
+            offs.append(body_start + i)
+            i += 2
+        elif nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[i + 2:i + 6]):
+            chars.append(chr(int(raw[i + 2:i + 6], 16)))
+            offs.append(body_start + i)
+            i += 6
+        else:
+            return None
+    return chars, offs
+
+
 @lru_cache(maxsize=8)  # the tagger asks for one span's strings twice: its shapes, then its escapes
 def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: int = 3) -> tuple[JsonString, ...]:
     """JSON string literals of text[start:end] that hold at least ``min_lines`` escaped lines."""
     end = len(text) if end is None else end
     out: list[JsonString] = []
     for m in _JSON_STRING.finditer(text, start, end):
-        body_start = m.start(1)
-        raw = m.group(1)
-        if raw.count("\\n") < min_lines - 1:
+        if m.group(1).count("\\n") < min_lines - 1:
             continue
-        chars: list[str] = []
-        offs: list[int] = []
-        i = 0
-        ok = True
-        while i < len(raw):
-            c = raw[i]
-            if c != "\\":
-                chars.append(c)
-                offs.append(body_start + i)
-                i += 1
-                continue
-            nxt = raw[i + 1] if i + 1 < len(raw) else ""
-            if nxt in _ESCAPES:
-                chars.append(_ESCAPES[nxt])
-                offs.append(body_start + i)
-                i += 2
-            elif nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[i + 2:i + 6]):
-                chars.append(chr(int(raw[i + 2:i + 6], 16)))
-                offs.append(body_start + i)
-                i += 6
-            else:
-                ok = False
-                break
-        if not ok:
+        decoded = _decode(m.group(1), m.start(1))
+        if decoded is None:
             continue
-        offs.append(m.end(1))
+        chars, offs = decoded
         km = _KEY_BEFORE.search(text, max(start, m.start() - 40), m.start())
-        out.append(JsonString(m.start(1), m.end(1), "".join(chars), offs, km.group(1) if km else None))
+        out.append(JsonString(m.start(1), m.end(1), "".join(chars), [*offs, m.end(1)], km.group(1) if km else None))
+    return tuple(out)
+
+
+_ITEM = r'"(?:[^"\\\n]|\\.)*"'
+_LINE_ARRAY = re.compile(rf'(?:"(\w+)"\s*:\s*|^\s*)\[\s*({_ITEM}(?:\s*,\s*{_ITEM}){{2,}})\s*,?\s*\]')
+_ITEM_BODY = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+@lru_cache(maxsize=8)
+def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
+    """JSON arrays of strings that hold a file one line per item (``{"lines": ["def f():", "    return 1"]}``), each
+    read as one string whose lines are the items: the separator between two items (``", "``) stands for the line
+    break. Only arrays that read as code: a CODE line among the items, and most items code-like or blank (a list of
+    file names, words or argv is left alone)."""
+    out: list[JsonString] = []
+    for m in _LINE_ARRAY.finditer(text):
+        items = [(b.start(1), b.end(1), _decode(b.group(1), b.start(1)))
+                 for b in _ITEM_BODY.finditer(text, m.start(2), m.end(2))]
+        if len(items) < min_lines or any(d is None for _s, _e, d in items):
+            continue
+        lines = ["".join(d[0]) for _s, _e, d in items]
+        labels = [line_label(line) for line in lines]
+        if CODE not in labels or sum(lab in (CODE, WEAK, BLANK) for lab in labels) * 2 < len(labels):
+            continue
+        offs: list[int] = []
+        for k, (_s, e, d) in enumerate(items):
+            offs.extend(d[1])
+            if k + 1 < len(items):
+                offs.append(e)  # the separator up to the next item's first char is the line break
+        out.append(JsonString(items[0][0], items[-1][1], "\n".join(lines), [*offs, items[-1][1]],
+                              m.group(1) or "lines"))
     return tuple(out)
 
 
 def keyed_strings(text: str) -> list[JsonString]:
-    """The JSON strings with lines that are a key's value (``{"output": "..."}``): the ones read as files."""
-    return [js for js in json_strings(text) if js.key is not None]
+    """The JSON strings with lines that are a key's value (``{"output": "..."}``), and arrays of code lines: the
+    ones read as files, in text order."""
+    arrays = json_line_arrays(text)
+    strings = [js for js in json_strings(text) if js.key is not None
+               and not any(a.start <= js.start < a.end for a in arrays)]
+    return sorted([*strings, *arrays], key=lambda js: js.start)
 
 
 def escaped_whitespace(strings: Sequence[JsonString]) -> list[tuple[int, int, bool]]:

@@ -15,7 +15,7 @@ import pytest
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    code_regions, grep_rows, language_candidates, numbered_rows, outline_rows, yaml_block_rows,
+    code_regions, grep_rows, keyed_strings, language_candidates, numbered_rows, outline_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -243,6 +243,8 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "head_banner": lambda c: f"==> src/wrap.py <==\n{c}",
     "harmony": lambda c: f"<|start|>functions.read_file to=assistant<|message|>{c}<|end|>",
     "intro_sentence": lambda c: f"Here is the file you asked for:\n\n{c}\n(end of file)\n",
+    "json_line_array": lambda c: json.dumps({"path": "src/wrap.py", "lines": c.split("\n")}),
+    "json_line_array_indented": lambda c: json.dumps({"lines": c.split("\n"), "total": c.count("\n")}, indent=2),
 }
 
 
@@ -299,6 +301,23 @@ def test_json_string_lines_end_where_the_escapes_end(tagger):
     for text in (CODE, code):
         offs = [(i, min(i + 3, len(text))) for i in range(0, len(text), 3)]
         assert not any(t.ends_line for t in tagger.tag(text, offs, SpanInfo(kind=K.TOOL_OUTPUT)))
+
+
+def test_json_array_of_lines_is_a_file_whose_lines_end_at_the_separators(tagger):
+    """A file sent one line per array item is read as the file: the separator between two items is its line break
+    (the token holding the next item's opening quote ``ends_line``); arrays of names, words or argv are left alone."""
+    payload = json.dumps({"path": "src/wrap.py", "lines": CODE.split("\n")})
+    (arr,) = keyed_strings(payload)
+    assert arr.value == CODE and arr.key == "lines"
+    assert all(payload[arr.offsets[k]] == CODE[k] for k in range(len(CODE)) if CODE[k] not in '\n"\\\t')
+    offsets = [(i, min(i + 3, len(payload))) for i in range(0, len(payload), 3)]
+    marked = [i for i, t in enumerate(tagger.tag(payload, offsets, SpanInfo(kind=K.TOOL_OUTPUT))) if t.ends_line]
+    breaks = [arr.offsets[k + 1] - 1 for k, c in enumerate(CODE) if c == "\n"]
+    assert marked == sorted({b // 3 for b in breaks}) and len(marked) > 10
+    for other in ({"files": ["src/a.py", "src/b.py", "tests/test_a.py"]},
+                  {"command": ["bash", "-lc", "sed -n '1,80p' src/wrap.py"]},
+                  {"notes": ["The parser is slow on big files", "Retry the request later", "Ask the user first"]}):
+        assert keyed_strings(json.dumps(other)) == []
 
 
 def test_view_starting_mid_function(tagger):
