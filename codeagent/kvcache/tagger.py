@@ -1020,7 +1020,7 @@ class StructureTagger:
         if not text:
             return []
         strings = keyed_strings(text)
-        if strings and (default != "code" or text.lstrip()[:1] in ("{", "[")):
+        if strings and (default != "code" or _json_result(text, strings)):
             lang = language or call_language(text)
             out: list[Interval] = []
             pos = 0
@@ -1190,6 +1190,12 @@ class StructureTagger:
             except ImportError:
                 self._grammars[language] = None
         return self._grammars[language]
+
+
+def _json_result(text: str, strings: Sequence[JsonString]) -> bool:
+    """Whether text is a JSON result (its strings are what it holds), not code with JSON-like literals in it: it
+    starts as JSON, or its keyed strings hold most of it (a JSON object inside a wrapper, ``<tool_response>{..}``)."""
+    return text.lstrip()[:1] in ("{", "[") or 2 * sum(js.end - js.start for js in strings) >= len(text)
 
 
 def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: list[Interval],

@@ -215,6 +215,17 @@ def test_json_string_holding_a_file(tagger):
             m = re.search(rf"(?:def|class)\s+{name}\b", payload)
             assert tag_at(ivs, m.start() + m.group(0).index(name)).block_type == btype, name
         assert tag_of(payload, ivs, '"path"').block_type not in SIGNATURES
+    # inside a wrapper (Hermes' <tool_response>), numbered, and known to be a Python file's view: still decoded
+    numbered = "".join(f"{i}\t{ln}" for i, ln in enumerate(CODE.splitlines(keepends=True), 298))
+    wrapped = "<tool_response>\n" + json.dumps({"name": "read_file", "content": numbered}) + "\n</tool_response>"
+    for span in (SpanInfo(kind=K.FILE_VIEW, language="python"), SpanInfo(kind=K.TOOL_OUTPUT)):
+        check_python(wrapped, CODE, tagger.intervals(wrapped, span))
+    # source code holding a short JSON literal with escaped lines is code, its string not read as a file
+    source = CODE + 'FIXTURE = \'{"body": "first line of the fixture\\nsecond line\\nthird line of it"}\'\n'
+    ivs = tagger.intervals(source, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    check_python(source, CODE, ivs)
+    inner, const = tag_of(source, ivs, "second line"), tag_of(source, ivs, "FIXTURE =")
+    assert (inner.block_type, inner.block_id) == (const.block_type, const.block_id)  # one block: the constant
     # an OpenAI-style call whose argument writes a file: the call is TOOL_CALL, the file is code
     call = json.dumps({"type": "function", "function": {"name": "write_file", "arguments": {
         "path": "a/b.py", "content": "import os\n\ndef build(root, strict=False):\n    return os.path.join(root)\n"}}})
