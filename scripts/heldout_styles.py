@@ -33,7 +33,7 @@ class Hermes(S.Style):
 
     def view(self, path, start, end, content, sub):
         self._tc("read_file", {"file": f"./{path}", "first": start, "last": end}, sub)
-        num = "\n".join(f"{start + i}\t{l}" for i, l in enumerate(content.split("\n")))
+        num = S._numbered(content, start, "{n}\t{line}")
         self.add("tool", "tool_output", "<tool_response>\n" + json.dumps({"name": "read_file", "content": num}) + "\n</tool_response>", sub)
 
     def run(self, command, log, sub):
@@ -84,7 +84,7 @@ class Goose(S.Style):
     def view(self, path, start, end, content, sub):
         self.add("assistant", "tool_call", f"─── text_editor | developer ──────────────────────────\npath: ~/src/app/{path}\n"
                  f"command: view\nview_range: [{start}, {end}]", sub)
-        num = "\n".join(f"{start + i}: {l}" for i, l in enumerate(content.split("\n")))
+        num = S._numbered(content, start, "{n}: {line}")
         self.add("tool", "tool_output", f"### /home/dev/src/app/{path}\n```{'python' if path.endswith('.py') else ''}\n{num}\n```", sub)
 
     def run(self, command, log, sub):

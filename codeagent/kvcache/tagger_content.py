@@ -383,7 +383,8 @@ def diff_hunks(text: str, start: int, end: int) -> list[Hunk]:
 
 
 # ------------------------------------------------------------------------------ JSON strings
-_JSON_STRING = re.compile(r'"((?:[^"\\\n]|\\.){40,})"')
+_JSON_CHAR = r'(?:[^"\\\n]|\\.)'  # one char of a JSON string body, an escape counting as one
+_JSON_STRING = re.compile(rf'"({_JSON_CHAR}{{40,}})"')
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f"}
 _KEY_BEFORE = re.compile(r'"(\w+)"\s*:\s*$')
 
@@ -443,9 +444,9 @@ def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: i
     return tuple(out)
 
 
-_ITEM = r'"(?:[^"\\\n]|\\.)*"'
+_ITEM = rf'"{_JSON_CHAR}*"'
 _LINE_ARRAY = re.compile(rf'(?:"(\w+)"\s*:\s*|^\s*)\[\s*({_ITEM}(?:\s*,\s*{_ITEM}){{2,}})\s*,?\s*\]')
-_ITEM_BODY = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_ITEM_BODY = re.compile(rf'"({_JSON_CHAR}*)"')
 
 
 @lru_cache(maxsize=8)
