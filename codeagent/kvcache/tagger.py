@@ -24,7 +24,7 @@ from codeagent.kvcache.languages import language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import CODE_ACTION, call_language, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, best_language, code_regions, diff_hunks, escaped_whitespace, fence_segments, grep_rows,
+    Hunk, JsonString, Runs, bare_grep_rows, best_language, code_regions, diff_hunks, escaped_whitespace, fence_segments, grep_rows,
     json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -745,8 +745,10 @@ CODE_KEYS = frozenset({"content", "file_text", "new_str", "old_str", "code", "so
                        "patch", "diff", "file_content", "contents"})
 """JSON keys whose string value is read as code first (any other string is detected by content)."""
 _XML_CODE_PARAM = re.compile(
-    rf"<(?:parameter=)?({'|'.join(sorted(CODE_KEYS))})(?:\s[^>]*)?>\n?(.*?)</(?:\1|parameter)>", re.DOTALL)
-"""An XML call's parameter holding code (``<parameter=new_str>``, Cline's ``<content>``, ``<diff>``): its body."""
+    rf"<(?:parameter=|parameter\s+name=[\"']?)?({'|'.join(sorted(CODE_KEYS))})[\"']?(?:\s[^>]*)?>\n?(.*?)</(?:\1|parameter)>",
+    re.DOTALL)
+"""An XML call's parameter holding code (``<parameter=new_str>``, ``<parameter name="content">``, Cline's
+``<content>``, ``<diff>``): its body."""
 
 
 
@@ -1042,7 +1044,11 @@ class StructureTagger:
             return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._lines(code, lang, inner))
         hits = grep_rows(text) or outline_rows(text)
         if hits is not None:
-            return self._grep(text, hits, default)
+            return self._grep(text, hits, default, language)
+        hits = bare_grep_rows(text)
+        if hits is not None:  # one file's hits: its language from the call, else from a path before the first hit
+            first = next(r.start for run in hits for r in run if r.code >= 0)
+            return self._grep(text, hits, default, language or self._path_language(text[:first]))
         hunks = diff_hunks(text, 0, len(text))
         if hunks:
             return self._diff(text, hunks, language, default)
@@ -1079,10 +1085,10 @@ class StructureTagger:
             pos = stop
         return out
 
-    def _grep(self, text: str, runs: Runs, default: str) -> list[Interval]:
+    def _grep(self, text: str, runs: Runs, default: str, language: str | None) -> list[Interval]:
         """Search hits or a repository map: each run of neighbouring lines of one file is code in that file's
-        language (a lone ``def f(x):`` hit is a signature), the ``path:12:`` or ``│`` prefix is NONE, other lines
-        are ``default``."""
+        language, else in ``language`` (a lone ``def f(x):`` hit is a signature), the ``path:12:`` or ``│`` prefix
+        is NONE, other lines are ``default``."""
         out: list[Interval] = []
         other = "log" if default == "log" else "prose"
         for run in runs:
@@ -1090,7 +1096,7 @@ class StructureTagger:
             if first.code < 0:
                 out.extend(_shift(self._lines(text[first.start:first.end], None, other), first.start))
                 continue
-            lang = language_for_path(first.path)
+            lang = language_for_path(first.path) if first.path else language
             out.extend(self._rows(text, [(r.start, r.code, r.end, True) for r in run],
                                   lambda code: self._lines(code, lang, "code")))
         return out

@@ -277,14 +277,14 @@ def grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
     """Search hits as ``path:12:code`` (a match) or ``path-12-code`` (a context line, ``-C``), hits on consecutive
     lines of one file in one run; None unless at least half the non-blank lines (and two or more) are hits. A
     diagnostic in that shape (``a.py:3:5: E501 ...``, ``a.py:3: error: ...``, pytest's ``a.py:8: AssertionError``)
-    is not a hit."""
+    is not a hit; a context line is one whatever its code says (``a.py-9-    ValueError: if ...``)."""
     end = len(text) if end is None else end
     runs: Runs = []
     hits = nonblank = 0
     last = ("", -1)  # (path, line) of the previous line when it was a hit
     for s, e in line_spans(text, start, end):
         m = _GREP.match(text, s, e)
-        if m and not _DIAGNOSTIC.match(text, m.end(), e):
+        if m and (m.group(2) == "-" or not _DIAGNOSTIC.match(text, m.end(), e)):
             here = (m.group(1), int(m.group(3)))
             if last == (here[0], here[1] - 1):
                 runs[-1].append(GrepRow(s, m.end(), e, here[0]))
@@ -297,6 +297,39 @@ def grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
         last = here
         nonblank += not text[s:e].isspace()
     if hits < 2 or hits * 2 < nonblank:
+        return None
+    return runs
+
+
+_BARE_HIT = re.compile(r"(\d+)([:\-])")
+
+
+def bare_grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
+    """One file's search hits with context and no path (``grep -n -A5 x f.py``: ``12:code`` for a match,
+    ``13-code`` for a context line, ``--`` between groups), lines numbered one after another in a run. None
+    unless there are matches and context lines, three hits or more, and at least half the non-blank lines are
+    hits; the file, named elsewhere (the command), is left empty."""
+    end = len(text) if end is None else end
+    runs: Runs = []
+    hits = nonblank = 0
+    seps: set[str] = set()
+    last = -1
+    for s, e in line_spans(text, start, end):
+        m = _BARE_HIT.match(text, s, e)
+        if m and (m.group(2) == "-" or not _DIAGNOSTIC.match(text, m.end(), e)):
+            line = int(m.group(1))
+            if line == last + 1 and runs:
+                runs[-1].append(GrepRow(s, m.end(), e, ""))
+            else:
+                runs.append([GrepRow(s, m.end(), e, "")])
+            hits += 1
+            seps.add(m.group(2))
+            last = line
+        else:
+            runs.append([GrepRow(s, -1, e, "")])
+            last = -1
+        nonblank += not text[s:e].isspace()
+    if hits < 3 or hits * 2 < nonblank or len(seps) < 2:
         return None
     return runs
 

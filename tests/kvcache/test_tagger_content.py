@@ -15,7 +15,7 @@ import pytest
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    code_regions, grep_rows, keyed_strings, language_candidates, numbered_rows, outline_rows, yaml_block_rows,
+    bare_grep_rows, code_regions, grep_rows, keyed_strings, language_candidates, numbered_rows, outline_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -122,6 +122,37 @@ def test_search_hits_over_several_files_are_code_of_each_files_language(tagger):
     assert tag_of(text, ivs, "--\n").block_type in (B.TEXT, B.LOG)
     body = text.index(LINES[at + 1].strip(), text.index("def _split("))
     assert tag_at(ivs, body).block_type not in SIGNATURES | {B.LOG, B.TEXT}  # a context line of the function
+
+
+def test_one_files_search_hits_with_context_are_code_of_the_file_the_command_names(tagger):
+    """``grep -n -A3 pattern lib/textwrap.py``: ``12:code`` for a match, ``13-code`` for a context line, no path
+    on the lines; the language comes from the call (the span) or from the command echoed above the hits. A
+    context line whose code looks like a diagnostic (``    ValueError: ...`` in a docstring) stays in its run."""
+    defs = [k for k, line in enumerate(LINES) if line.lstrip().startswith("def ")][:3]
+    groups = ["".join(f"{k + 1}{':' if k == at else '-'}{LINES[k]}" for k in range(at, at + 4)) for at in defs]
+    hits = "--\n".join(groups)
+    for text, info in ((hits, SpanInfo(kind=K.FILE_VIEW, language="python")),
+                       ("$ grep -n -A3 'def ' lib/textwrap.py\n" + hits + "[exit 0]\n", SpanInfo(kind=K.TEXT))):
+        assert bare_grep_rows(text) is not None and grep_rows(text) is None and numbered_rows(text) is None
+        ivs = tagger.intervals(text, info)
+        covered(text, ivs)
+        for at in defs:
+            name = re.search(r"def (\w+)", LINES[at]).group(1)
+            assert tag_of(text, ivs, f"def {name}").block_type in SIGNATURES, name
+            assert tag_of(text, ivs, f"{at + 2}-").block_type == B.NONE  # the context line's number
+    doc = ['def parse(text):\n', '    """Read text.\n', '\n', '    ValueError: when text is empty.\n', '    """\n',
+           '    return text.split()\n']
+    text = "".join(f"{40 + k}{'-:'[k == 0]}{line}" for k, line in enumerate(doc))
+    assert len(bare_grep_rows(text)[0]) == len(doc)  # one run
+    ivs = tagger.intervals(text, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    assert tag_of(text, ivs, "return text").block_type == B.FUNCTION_BODY
+    assert tag_of(text, ivs, "ValueError").block_type == B.DOCSTRING
+    with_path = "".join(f"pkg/a.py{'-:'[k == 0]}{40 + k}{'-:'[k == 0]}{line}" for k, line in enumerate(doc))
+    assert len(grep_rows(with_path)[0]) == len(doc)
+    # no context lines, numbers that skip, too few hits, times of day: not one file's hits
+    assert bare_grep_rows("12:x = 1\n40:y = 2\n77:z = 3\n") is None
+    assert bare_grep_rows("1- first step\n2- second\n") is None
+    assert bare_grep_rows("10:32:01 start\n10:32:02 stop\n11-x\n12-y\n") is None
 
 
 def test_aider_repository_map_is_code_of_each_files_language(tagger):
@@ -467,7 +498,9 @@ NEW_DEF = "def build(root, strict=False):\n    if strict:\n        return os.pat
     f"<write_to_file>\n<path>pkg/mod.py</path>\n<content>\nimport os\n\n{NEW_DEF}\n</content>\n</write_to_file>",
     f"<replace_in_file>\n<path>pkg/mod.py</path>\n<diff>\n------- SEARCH\ndef build(root):\n=======\n{NEW_DEF}\n"
     "+++++++ REPLACE\n</diff>\n</replace_in_file>",
-], ids=["openhands", "cline_write", "cline_replace"])
+    "Applying the fix.\n<function_calls>\n<invoke name=\"write\">\n<parameter name=\"path\">pkg/mod.py</parameter>\n"
+    f"<parameter name=\"content\">{NEW_DEF}</parameter>\n</invoke>\n</function_calls>",
+], ids=["openhands", "cline_write", "cline_replace", "anthropic_xml"])
 def test_code_carried_in_xml_parameters(tagger, call):
     """An XML call's code parameter (``new_str``, ``content``, ``diff``) is code in the language of the path
     the call names; the call's own lines stay TOOL_CALL."""
@@ -476,7 +509,7 @@ def test_code_carried_in_xml_parameters(tagger, call):
     covered(call, ivs)
     assert tag_of(call, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
     assert tag_of(call, ivs, "return os.path").block_type == B.FUNCTION_BODY
-    assert tag_of(call, ivs, "<path>" if "<path>" in call else "<parameter=path>").block_type == B.TOOL_CALL
+    assert tag_of(call, ivs, "<path>" if "<path>" in call else "<parameter").block_type == B.TOOL_CALL
 
 
 def test_apply_patch_envelope_is_a_diff(tagger):
