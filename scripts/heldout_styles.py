@@ -99,7 +99,93 @@ class Goose(S.Style):
             self.add("tool", "tool_output", f"The file /home/dev/src/app/{path} has been edited.", sub)
 
 
-S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose)
+class Grep(S.Style):
+    """A bash agent that reads code with ``grep -n -A`` (one file: ``12:def f`` / ``13-    body``; recursive:
+    ``pkg/m.py:12:def f`` / ``pkg/m.py-13-    body``), results in a ``$ command`` transcript as user text."""
+    system = ("You operate a Linux shell to fix bugs. Reply with a short rationale and then exactly one command on a "
+              "line starting with `$ `. Prefer grep with context (-n -A/-B) over printing whole files.")
+    assistant_wrap = "Rationale: {text}"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def view(self, path, start, end, content, sub):
+        lines = content.split("\n")
+        head = lines[0].strip().replace('"', '\\"')[:40] or "."
+        recursive = self.calls % 2 == 1
+        self.calls += 1
+        where = path.split("/")[0] + "/" if recursive and "/" in path else path
+        cmd = f'grep -n{"r" if recursive else ""} -A{len(lines) - 1} -m1 -F "{head}" {where}'
+        prefix = f"{path}" if recursive else ""
+        out = "\n".join((f"{prefix}:" if prefix else "") + f"{start + i}{':' if i == 0 else '-'}{line}"
+                        if not prefix else f"{prefix}{':' if i == 0 else '-'}{start + i}{':' if i == 0 else '-'}{line}"
+                        for i, line in enumerate(lines))
+        self.add("assistant", "text", f"Rationale: I need the definition in {path}.\n$ {cmd}", sub)
+        self.add("user", "text", f"$ {cmd}\n{out}\n[exit 0]", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"Rationale: run the tests.\n$ {command}", sub)
+        self.add("user", "text", f"$ {command}\n{log}\n[exit {S._exit_code(log)}]", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"Rationale: rewrite it.\n$ python - <<'PY'\nimport pathlib\n"
+                 f"p = pathlib.Path({path!r})\nnew = \'\'\'{code}\'\'\'\nreplace_definition(p, new)\nPY", sub)
+        if result is not None:
+            self.add("user", "text", "[exit 0]", sub)
+
+
+class RepoMap(S.Style):
+    """Aider-like tree context: no tool calls; the user pastes ``path:`` followed by the lines of interest
+    prefixed ``│`` with ``⋮...`` where lines are elided; commands as ``> cmd`` with the output indented."""
+    system = ("Act as an expert software developer. Always use best practices when coding. The user shares the parts of "
+              "the repository that matter as tree context; describe each change as a SEARCH/REPLACE block.")
+
+    def view(self, path, start, end, content, sub):
+        body = "\n".join("│" + line for line in content.split("\n"))
+        self.add("user", "text", f"Here is more of the code.\n\n{path}:\n{'⋮...' + chr(10) if start > 1 else ''}{body}\n⋮...", sub)
+
+    def run(self, command, log, sub):
+        self.add("user", "text", f"I ran this command:\n\n> {command}\n\n" + "\n".join("    " + l for l in log.split("\n")), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "text", f"{path}\n<<<<<<< SEARCH\n{head}\n=======\n{code}\n>>>>>>> REPLACE", sub)
+        if result is not None:
+            self.add("user", "text", f"Applied edit to {path}", sub)
+
+
+class XmlCalls(S.Style):
+    """Anthropic's legacy XML calls in the assistant's text (``<function_calls><invoke name=...><parameter ...>``),
+    results as user messages ``<function_results><result><tool_name>..</tool_name><stdout>`` holding the raw file."""
+    system = ("In this environment you have access to a set of tools you can use to answer the user's question.\n"
+              "You can invoke functions by writing a \"<function_calls>\" block like the following:\n<function_calls>\n"
+              "<invoke name=\"$FUNCTION_NAME\">\n<parameter name=\"$PARAMETER_NAME\">$PARAMETER_VALUE</parameter>\n"
+              "</invoke>\n</function_calls>\nTools: read(path, offset, limit), bash(command), write(path, text).")
+
+    def _call(self, name, params, sub, intro):
+        ps = "\n".join(f'<parameter name="{k}">{v}</parameter>' for k, v in params.items())
+        self.add("assistant", "text", f"{intro}\n<function_calls>\n<invoke name=\"{name}\">\n{ps}\n</invoke>\n</function_calls>", sub)
+
+    def _result(self, name, out, sub):
+        self.add("user", "text", f"<function_results>\n<result>\n<tool_name>{name}</tool_name>\n<stdout>\n{out}\n"
+                 "</stdout>\n</result>\n</function_results>", sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("read", {"path": path, "offset": start, "limit": end - start + 1}, sub, f"Let me look at {path}.")
+        self._result("read", content, sub)
+
+    def run(self, command, log, sub):
+        self._call("bash", {"command": command}, sub, "Running the tests.")
+        self._result("bash", log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._call("write", {"path": path, "text": code}, sub, "Applying the fix.")
+        if result is not None:
+            self._result("write", "ok", sub)
+
+
+S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
