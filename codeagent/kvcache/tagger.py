@@ -949,8 +949,11 @@ class StructureTagger:
         """A tool call: TOOL_CALL lines (a code action's code too), except code it carries (a non-shell fence,
         the body of a command in a plain fence such as SWE-agent's ``edit 12:13``, a JSON string argument
         holding a file)."""
-        if CODE_ACTION.match(text):  # the code is the call
-            return self._call_args(text)
+        if CODE_ACTION.match(text):  # the code is the call, except code it passes in a string
+            out = self._call_args(text)
+            for a, b in _code_strings(text):
+                out = _splice(out, a, b, _shift(self.code(text[a:b], "python"), a))
+            return out
         segments = fence_segments(text)
         if any(is_code and language_for_fence(info or "") != "bash" for _s, _e, info, is_code in segments):
             out: list[Interval] = []
@@ -1184,8 +1187,12 @@ class StructureTagger:
                 regions.collect()
                 to_char = _byte_to_char(full, src)
                 n = len(text)
-                return [Interval(max(to_char(s) - cut, 0), min(to_char(e) - cut, n), t)
-                        for s, e, t in regions.flatten(self._alloc) if to_char(e) > cut and to_char(s) - cut < n]
+                out = [Interval(max(to_char(s) - cut, 0), min(to_char(e) - cut, n), t)
+                       for s, e, t in regions.flatten(self._alloc) if to_char(e) > cut and to_char(s) - cut < n]
+                if language == "python":
+                    for a, b in _code_strings(text):
+                        out = _splice(out, a, b, _shift(self.code(text[a:b], language), a))
+                return out
         return _plan_to_intervals(text, _heuristic_plan(text, 0, len(text)), self._alloc)
 
     def _grammar(self, language: str) -> _Grammar | None:
@@ -1196,6 +1203,26 @@ class StructureTagger:
             except ImportError:
                 self._grammars[language] = None
         return self._grammars[language]
+
+
+_CODE_STRING = re.compile(r"""[=(,][ \t]*\\?\n?[ \t]*[rRuU]?('{3}|"{3})(\s*(?:async\s+def|def|class)\s+\w.*?)\1""", re.DOTALL)
+"""A Python triple-quoted literal holding code, as a code action passes it (``new = '''def f(x): ...'''``):
+assigned or an argument (so not a docstring), opening on a definition."""
+
+
+def _code_strings(text: str) -> list[tuple[int, int]]:
+    """Char ranges of the contents of the multi-line literals ``_CODE_STRING`` finds."""
+    if "'''" not in text and '"""' not in text:
+        return []
+    return [m.span(2) for m in _CODE_STRING.finditer(text) if "\n" in m.group(2)]
+
+
+def _splice(outer: list[Interval], start: int, end: int, inner: list[Interval]) -> list[Interval]:
+    """``outer`` with ``[start, end)`` replaced by ``inner``."""
+    out = [Interval(s, min(e, start), t) for s, e, t in outer if s < start]
+    out += inner
+    out += [Interval(max(s, end), e, t) for s, e, t in outer if e > end]
+    return sorted(out, key=itemgetter(0))
 
 
 def _json_result(text: str, strings: Sequence[JsonString]) -> bool:

@@ -512,6 +512,25 @@ def test_code_carried_in_xml_parameters(tagger, call):
     assert tag_of(call, ivs, "<path>" if "<path>" in call else "<parameter").block_type == B.TOOL_CALL
 
 
+@pytest.mark.parametrize("action", [
+    f"Thought: I will replace it.\nCode:\n```py\nnew_code = '''{NEW_DEF}'''\nreplace_definition('pkg/mod.py', new_code)\n"
+    "```<end_code>",
+    f"Rationale: rewrite it.\n$ python - <<'PY'\nimport pathlib\np = pathlib.Path('pkg/mod.py')\n"
+    f'p.write_text(edit(p.read_text(), """\n{NEW_DEF}\n"""))\nPY',
+], ids=["smolagents", "heredoc"])
+def test_code_passed_in_a_python_string(tagger, action):
+    """A code action that passes a definition in a triple-quoted literal: the literal is code; a docstring
+    and a literal holding prose stay what they were."""
+    ivs = tagger.intervals(action, SpanInfo(kind=K.TEXT))
+    covered(action, ivs)
+    assert tag_of(action, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(action, ivs, "return os.path").block_type == B.FUNCTION_BODY
+    source = 'def f():\n    """def g(x): is how a docstring may start\n    and go on."""\n    q = """\n    select 1\n    """\n'
+    ivs = tagger.intervals(source, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    assert tag_of(source, ivs, "def g").block_type == B.DOCSTRING
+    assert tag_of(source, ivs, "select 1").block_type == B.FUNCTION_BODY
+
+
 def test_apply_patch_envelope_is_a_diff(tagger):
     """Codex CLI's ``apply_patch``: ``*** Update File:`` hunks opened by a bare ``@@`` or an anchor, and an
     added file's lines; each in the language of its file, inside the JSON call that carries it."""
