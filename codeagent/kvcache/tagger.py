@@ -82,6 +82,26 @@ def _normalize(intervals: list[Interval], length: int) -> list[Interval]:
     return out
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+"""A terminal escape: a colour or cursor sequence (CSI) or a title or hyperlink (OSC)."""
+
+
+def _without_ansi(text: str) -> tuple[str, list[int]]:
+    """``text`` without terminal escapes, and for each of its chars (and its end) the index in ``text``; an
+    escape goes with the char before it."""
+    pieces: list[str] = []
+    back: list[int] = []
+    pos = 0
+    for m in _ANSI.finditer(text):
+        pieces.append(text[pos:m.start()])
+        back.extend(range(pos, m.start()))
+        pos = m.end()
+    pieces.append(text[pos:])
+    back.extend(range(pos, len(text)))
+    back.append(len(text))
+    return "".join(pieces), back
+
+
 def _shift(intervals: list[Interval], offset: int) -> list[Interval]:
     """Intervals moved right by ``offset`` chars."""
     return [Interval(s + offset, e + offset, t) for s, e, t in intervals] if offset else intervals
@@ -879,6 +899,10 @@ class StructureTagger:
         """Char intervals [start, end) of text with their tags, covering the text in order."""
         if not text:
             return []
+        if "\x1b" in text:  # colours (``bat``, ``grep --color``, ``git diff --color``): tag the text without them
+            clean, back = _without_ansi(text)
+            if len(clean) < len(text):
+                return [(back[s] if s else 0, back[e], t) for s, e, t in self.intervals(clean, info)]
         language = (info.language or "").lower() or None
         language = language_for_fence(language) or language if language else None  # accept "py", "ts"...
         if info.kind in CODE_KINDS or (info.kind == SegmentKind.TOOL_OUTPUT and language is not None):

@@ -144,11 +144,11 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
 
 
 # ------------------------------------------------------------------------------ numbered lines
-_NUMBERED = re.compile(r" *(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| {2})")
+_NUMBERED = re.compile(r" *(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| +)")
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
-    """For a line-numbered view (``cat -n``, ``nl``, ``12 | x``, bat's ``12   │ x``, ``12: x``, ``12→x``,
+    """For a line-numbered view (``cat -n``, ``nl``, ``less -N``, ``12 | x``, bat's ``12   │ x``, ``12: x``, ``12→x``,
     SWE-agent's ``Line 12:x`` search hits, ``L12: x``): (line start, code start, line end) per line, code start -1 for a
     line without a number; None if not numbered.
 
@@ -175,8 +175,16 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
     sep, count = max(seps.items(), key=lambda kv: kv[1])
     if count * 2 < nonblank or (sep == " " and count < 3):
         return None
-    return [(s, c, e) if c < 0 or (_NUMBERED.match(text, s, e).group(2).strip(" ") or " ") == sep else (s, -1, e)
-            for s, c, e in rows]
+    matches = [_NUMBERED.match(text, s, e) if c >= 0 else None for s, c, e in rows]
+    keep = [m is not None and (m.group(2).strip(" ") or " ") == sep for m in matches]
+    if sep == " ":  # spaces only: two after the number (``12  code``), one where a line has one (``less -N``)
+        runs = [len(m.group(2)) for k, m, (_s, _c, e) in zip(keep, matches, rows) if k and m.end() < e]
+        width = 1 if 1 in runs else 2
+        if width == 1 and max(runs) < 3:  # nothing indented: a list (``1 apple``) or counts (``wc -l``), not code
+            return None
+        return [(s, m.start(2) + min(width, len(m.group(2))), e) if k else (s, -1, e)
+                for k, m, (s, _c, e) in zip(keep, matches, rows)]
+    return [(s, c, e) if k else (s, -1, e) for k, (s, c, e) in zip(keep, rows)]
 
 
 # ------------------------------------------------------------------------------ YAML block scalars

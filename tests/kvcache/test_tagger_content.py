@@ -204,6 +204,8 @@ def test_lines_with_colons_are_not_search_hits():
 
 def test_prose_with_numbers_is_not_a_view():
     assert numbered_rows("1: buy milk\nthen some words here\nand more words\n") is None
+    assert numbered_rows("1 apple\n2 pear\n3 plum\n") is None
+    assert numbered_rows("  12 a.py\n  40 b.py\n  52 total\n") is None  # wc -l
     assert numbered_rows("2019  was a year\n2018  was another\n2020  and this\n") is None  # numbers go down
     assert numbered_rows("3\tdef\n1\tclass\n2\tother\n") is None
 
@@ -285,6 +287,9 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "head_banner": lambda c: f"==> src/wrap.py <==\n{c}",
     "harmony": lambda c: f"<|start|>functions.read_file to=assistant<|message|>{c}<|end|>",
     "intro_sentence": lambda c: f"Here is the file you asked for:\n\n{c}\n(end of file)\n",
+    "less_numbered": lambda c: "".join(f"{i:>7} {ln}" for i, ln in enumerate(c.splitlines(keepends=True), 1)),
+    "pdb_listing": lambda c: "".join(f"{i:>3}  {'->' if i == 9 else '  '}\t{ln}"
+                                     for i, ln in enumerate(c.splitlines(keepends=True), 1)),
     "json_line_array": lambda c: json.dumps({"path": "src/wrap.py", "lines": c.split("\n")}),
     "json_line_array_indented": lambda c: json.dumps({"lines": c.split("\n"), "total": c.count("\n")}, indent=2),
 }
@@ -297,6 +302,30 @@ def test_definitions_found_in_any_wrapper(tagger, wrapper):
         ivs = tagger.intervals(text, SpanInfo(kind=kind))
         covered(text, ivs)
         check_python(text, CODE, ivs)
+
+
+def test_terminal_colours_do_not_hide_code(tagger):
+    """A view printed with colours (``bat --color=always``, ``grep --color=always``): every char of the code
+    gets the tag it gets without the escapes, and each escape goes with the char before it."""
+    lines = CODE.splitlines(keepends=True)
+    plain = "".join(f"{i:>4} │ {ln}" for i, ln in enumerate(lines, 1))
+    colour = "".join(f"\x1b[38;5;238m{i:>4}\x1b[0m \x1b[38;5;238m│\x1b[0m \x1b[38;5;81m{ln.rstrip(chr(10))}\x1b[0m\n"
+                     for i, ln in enumerate(lines, 1))
+    for kind in (K.TOOL_OUTPUT, K.TEXT):
+        a, b = tagger.intervals(plain, SpanInfo(kind=kind)), tagger.intervals(colour, SpanInfo(kind=kind))
+        covered(colour, b)
+        check_python(colour, CODE, b)
+        for i, ln in enumerate(lines, 1):  # the code of each line, without and with the escapes around it
+            if ln.strip():
+                pa = plain.index(f"{i:>4} │ {ln}") + len(f"{i:>4} │ ")
+                pb = colour.index(f"\x1b[38;5;81m{ln.rstrip(chr(10))}\x1b[0m") + len("\x1b[38;5;81m")
+                same_tags(plain, a, pa, colour, b, pb, len(ln.rstrip("\n")))
+    at = colour.index("\x1b[0m", colour.index("class TextWrapper"))
+    assert tag_at(b, at).block_type == tag_at(b, at - 1).block_type  # the reset after the header
+    hits = "".join(f"\x1b[35mlib/textwrap.py\x1b[m\x1b[36m:\x1b[m\x1b[32m{i}\x1b[m\x1b[36m:\x1b[m{ln}"
+                   for i, ln in enumerate(lines, 1) if ln.lstrip().startswith(("def ", "class ")))
+    ivs = tagger.intervals(hits, SpanInfo(kind=K.TOOL_OUTPUT))
+    check_python(hits, CODE, ivs)
 
 
 def test_yaml_block_scalar_holding_a_file(tagger):
