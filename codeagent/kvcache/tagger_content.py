@@ -310,6 +310,7 @@ def grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
 
 
 _BARE_HIT = re.compile(r"(\d+)([:\-])")
+_BARE_CONTEXT = re.compile(r"^\d+-", re.MULTILINE)
 
 
 def bare_grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
@@ -318,6 +319,8 @@ def bare_grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | 
     unless there are matches and context lines, three hits or more, and at least half the non-blank lines are
     hits; the file, named elsewhere (the command), is left empty."""
     end = len(text) if end is None else end
+    if not _BARE_CONTEXT.search(text, start, end):  # every text the tagger sees passes here: most have no hits
+        return None
     runs: Runs = []
     hits = nonblank = 0
     seps: set[str] = set()
