@@ -4,7 +4,8 @@
 Shapes: a file view whose language is known (the agent's own view tool), the same file as a raw
 dump with no language (code found by content, language by grammar), a numbered ``cat -n`` view, a
 mini-swe-agent observation, a JSON tool result holding the file, a diff of it, ``grep -n`` hits
-(every line naming ``self``: runs of neighbours parse together, a lone hit parses alone), a Cline
+(every line naming ``self``: runs of neighbours parse together, a lone hit parses alone), one file's
+``grep -n -C2 'def '`` hits with context (``12:``/``13-``, no path), a JSON array of the file's lines, a Cline
 ``write_to_file`` call carrying the file, and the diff as a Codex ``apply_patch`` call (JSON).
 """
 
@@ -26,6 +27,11 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
     patch = "*** Begin Patch\n*** Update File: lib/argparse.py\n" + "".join(
         "@@\n" if ln.startswith("@@") else ln for ln in diff.splitlines(keepends=True)[2:]) + "*** End Patch\n"
     hits = "".join(f"lib/argparse.py:{i}:{ln}" for i, ln in enumerate(lines, 1) if "self" in ln)
+    near = sorted({k for i, ln in enumerate(lines) if ln.lstrip().startswith("def ")
+                   for k in range(max(i - 2, 0), min(i + 3, len(lines)))})
+    context = "".join(("--\n" if k and k - 1 not in near and prev is not None else "")
+                      + f"{k + 1}{':' if lines[k].lstrip().startswith('def ') else '-'}{lines[k]}"
+                      for prev, k in zip([None, *near], near))
     return {
         "file_view_known_language": (text, "FILE_VIEW", "python"),
         "raw_dump_no_language": (text, "TOOL_OUTPUT", None),
@@ -34,6 +40,8 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
         "json_result": (json.dumps({"path": "lib/argparse.py", "content": text}), "TOOL_OUTPUT", None),
         "diff": (diff, "TOOL_OUTPUT", None),
         "search_hits": (hits, "TOOL_OUTPUT", None),
+        "grep_context_one_file": (f"$ grep -n -C2 'def ' lib/argparse.py\n{context}", "TEXT", None),
+        "json_line_array": (json.dumps({"path": "lib/argparse.py", "lines": text.split("\n")}), "TOOL_OUTPUT", None),
         "cline_write_call": (f"<write_to_file>\n<path>lib/argparse.py</path>\n<content>\n{text}</content>\n"
                              "</write_to_file>", "TEXT", None),
         "apply_patch_call": (json.dumps({"name": "shell", "arguments": {"command": ["apply_patch", patch]}}),
