@@ -145,23 +145,27 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
 
 # ------------------------------------------------------------------------------ numbered lines
 _NUMBERED = re.compile(r" *(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| +)")
+_BLAME = re.compile(r"\^?[0-9a-f]{7,40}(?: [^\s(]+)?\s+(?:\([^()\n]*?\s)?(\d+)(\) ?)")
+"""``git blame``: a commit, maybe the file, maybe ``(author date``, then the line number and ``) ``."""
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
     """For a line-numbered view (``cat -n``, ``nl``, ``less -N``, ``12 | x``, bat's ``12   │ x``, ``12: x``, ``12→x``,
-    SWE-agent's ``Line 12:x`` search hits, ``L12: x``): (line start, code start, line end) per line, code start -1 for a
-    line without a number; None if not numbered.
+    SWE-agent's ``Line 12:x`` search hits, ``L12: x``, ``git blame``): (line start, code start, line end) per line,
+    code start -1 for a line without a number; None if not numbered.
 
     Numbered means: at least half the non-blank lines carry a number and one kind of separator,
-    and the numbers go up; a space-only separator needs three numbered lines.
+    and the numbers go up; a space-only separator needs three numbered lines, blame's two.
     """
     end = len(text) if end is None else end
     rows: list[tuple[int, int, int]] = []
+    matches: list[re.Match[str] | None] = []
     numbers: list[int] = []
     seps: dict[str, int] = {}
     nonblank = 0
     for s, e in line_spans(text, start, end):
-        m = _NUMBERED.match(text, s, e)
+        m = _BLAME.match(text, s, e) or _NUMBERED.match(text, s, e)  # a hash may be all digits
+        matches.append(m)
         if m:
             numbers.append(int(m.group(1)))
             key = m.group(2).strip(" ") or " "
@@ -173,9 +177,8 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
     if not numbers or len(numbers) * 2 < nonblank or any(a >= b for a, b in zip(numbers, numbers[1:])):
         return None
     sep, count = max(seps.items(), key=lambda kv: kv[1])
-    if count * 2 < nonblank or (sep == " " and count < 3):
+    if count * 2 < nonblank or (sep == " " and count < 3) or (sep == ")" and count < 2):
         return None
-    matches = [_NUMBERED.match(text, s, e) if c >= 0 else None for s, c, e in rows]
     keep = [m is not None and (m.group(2).strip(" ") or " ") == sep for m in matches]
     if sep == " ":  # spaces only: two after the number (``12  code``), one where a line has one (``less -N``)
         runs = [len(m.group(2)) for k, m, (_s, _c, e) in zip(keep, matches, rows) if k and m.end() < e]

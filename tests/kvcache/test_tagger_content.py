@@ -206,6 +206,7 @@ def test_prose_with_numbers_is_not_a_view():
     assert numbered_rows("1: buy milk\nthen some words here\nand more words\n") is None
     assert numbered_rows("1 apple\n2 pear\n3 plum\n") is None
     assert numbered_rows("  12 a.py\n  40 b.py\n  52 total\n") is None  # wc -l
+    assert numbered_rows("deadbeef fix the parser (12) and more\ncafebabe another 13) x\n") is None  # git log
     assert numbered_rows("2019  was a year\n2018  was another\n2020  and this\n") is None  # numbers go down
     assert numbered_rows("3\tdef\n1\tclass\n2\tother\n") is None
 
@@ -287,6 +288,8 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "head_banner": lambda c: f"==> src/wrap.py <==\n{c}",
     "harmony": lambda c: f"<|start|>functions.read_file to=assistant<|message|>{c}<|end|>",
     "intro_sentence": lambda c: f"Here is the file you asked for:\n\n{c}\n(end of file)\n",
+    "git_blame": lambda c: "".join(f"{'^' if i == 1 else ''}{i * 7919:08x} (Jane Doe 2024-01-02 10:11:12 +0000 {i:>4}) {ln}"
+                                   for i, ln in enumerate(c.splitlines(keepends=True), 1)),
     "less_numbered": lambda c: "".join(f"{i:>7} {ln}" for i, ln in enumerate(c.splitlines(keepends=True), 1)),
     "pdb_listing": lambda c: "".join(f"{i:>3}  {'->' if i == 9 else '  '}\t{ln}"
                                      for i, ln in enumerate(c.splitlines(keepends=True), 1)),
