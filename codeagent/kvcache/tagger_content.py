@@ -494,18 +494,31 @@ def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: i
 _ITEM = rf'"{_JSON_CHAR}*"'
 _LINE_ARRAY = re.compile(rf'(?:"(\w+)"\s*:\s*|^\s*)\[\s*({_ITEM}(?:\s*,\s*{_ITEM}){{2,}})\s*,?\s*\]')
 _ITEM_BODY = re.compile(rf'"({_JSON_CHAR}*)"')
+_FIELD = rf'"\w+"\s*:\s*(?:{_ITEM}|-?\d+(?:\.\d+)?|true|false|null)'
+_OBJECT = rf'\{{\s*{_FIELD}(?:\s*,\s*{_FIELD})*\s*\}}'
+_OBJECT_ARRAY = re.compile(rf'(?:"(\w+)"\s*:\s*|^\s*)\[\s*({_OBJECT}(?:\s*,\s*{_OBJECT}){{2,}})\s*,?\s*\]')
+_OBJECT_ITEM = re.compile(rf'\{{[^"]*(?:"\w+"\s*:\s*(?:-?\d+(?:\.\d+)?|true|false|null)\s*,\s*)*"(\w+)"\s*:\s*"({_JSON_CHAR}*)"')
+"""An object of an array and its first string field: (the key, the body)."""
+_ARRAY_OF_OBJECTS = re.compile(r'\[\s*\{\s*"')
 
 
 @lru_cache(maxsize=8)
 def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
-    """JSON arrays of strings that hold a file one line per item (``{"lines": ["def f():", "    return 1"]}``), each
-    read as one string whose lines are the items: the separator between two items (``", "``) stands for the line
-    break. Only arrays that read as code: a CODE line among the items, and most items code-like or blank (a list of
-    file names, words or argv is left alone)."""
+    """JSON arrays that hold a file one line per item, as strings (``{"lines": ["def f():", "    return 1"]}``) or as
+    objects whose first string field is the line (``[{"n": 12, "text": "def f():"}, ...]``), each read as one string
+    whose lines are the items: what lies between two items (``", "``, ``"}, {"n": 13, "text": "``) stands for the
+    line break. Only arrays that read as code: a CODE line among the items, and most items code-like or blank (a
+    list of file names, words or argv is left alone)."""
     out: list[JsonString] = []
-    for m in _LINE_ARRAY.finditer(text):
-        items = [(b.start(1), b.end(1), _decode(b.group(1), b.start(1)))
-                 for b in _ITEM_BODY.finditer(text, m.start(2), m.end(2))]
+    found = [(m, [(b.start(1), b.end(1)) for b in _ITEM_BODY.finditer(text, m.start(2), m.end(2))])
+             for m in _LINE_ARRAY.finditer(text)]
+    if _ARRAY_OF_OBJECTS.search(text):
+        for m in _OBJECT_ARRAY.finditer(text):
+            bodies = [o for o in _OBJECT_ITEM.finditer(text, m.start(2), m.end(2))]
+            if len({o.group(1) for o in bodies}) == 1:  # one field holds every line
+                found.append((m, [(o.start(2), o.end(2)) for o in bodies]))
+    for m, spans in found:
+        items = [(s, e, _decode(text[s:e], s)) for s, e in spans]
         if len(items) < min_lines or any(d is None for _s, _e, d in items):
             continue
         lines = ["".join(d[0]) for _s, _e, d in items]
@@ -519,7 +532,7 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
                 offs.append(e)  # the separator up to the next item's first char is the line break
         out.append(JsonString(items[0][0], items[-1][1], "\n".join(lines), [*offs, items[-1][1]],
                               m.group(1) or "lines"))
-    return tuple(out)
+    return tuple(sorted(out, key=lambda js: js.start))
 
 
 def keyed_strings(text: str) -> list[JsonString]:

@@ -295,6 +295,8 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
                                      for i, ln in enumerate(c.splitlines(keepends=True), 1)),
     "json_line_array": lambda c: json.dumps({"path": "src/wrap.py", "lines": c.split("\n")}),
     "json_line_array_indented": lambda c: json.dumps({"lines": c.split("\n"), "total": c.count("\n")}, indent=2),
+    "json_line_objects": lambda c: json.dumps({"path": "src/wrap.py", "lines": [
+        {"line": i, "text": ln} for i, ln in enumerate(c.split("\n"), 1)]}),
 }
 
 
@@ -390,8 +392,15 @@ def test_json_array_of_lines_is_a_file_whose_lines_end_at_the_separators(tagger)
     assert marked == sorted({b // 3 for b in breaks}) and len(marked) > 10
     for other in ({"files": ["src/a.py", "src/b.py", "tests/test_a.py"]},
                   {"command": ["bash", "-lc", "sed -n '1,80p' src/wrap.py"]},
-                  {"notes": ["The parser is slow on big files", "Retry the request later", "Ask the user first"]}):
+                  {"notes": ["The parser is slow on big files", "Retry the request later", "Ask the user first"]},
+                  {"hits": [{"file": "a.py", "line": 3}, {"file": "b.py", "line": 9}, {"file": "c.py", "line": 12}]},
+                  {"rows": [{"text": "def f():", "n": 1}, {"n": 2, "code": "    return 1"}, {"text": "x = 2"}]}):
         assert keyed_strings(json.dumps(other)) == []
+    # one object per line: its string field is the line, and the rest up to the next line's first char the break
+    objects = json.dumps({"path": "src/wrap.py", "lines": [{"n": i, "text": ln} for i, ln in enumerate(CODE.split("\n"))]})
+    (arr,) = keyed_strings(objects)
+    assert arr.value == CODE and arr.key == "lines"
+    assert all(objects[arr.offsets[k]] == CODE[k] for k in range(len(CODE)) if CODE[k] not in '\n"\\\t')
 
 
 def test_view_starting_mid_function(tagger):
