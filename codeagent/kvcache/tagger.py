@@ -24,8 +24,8 @@ from codeagent.kvcache.languages import language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import CODE_ACTION, call_language, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, bare_grep_rows, best_language, code_regions, diff_hunks, escaped_whitespace, fence_segments, grep_rows,
-    json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
+    Hunk, JsonString, Runs, bare_grep_rows, best_language, code_regions, diff_hunks, escaped_whitespace, fence_segments,
+    grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -765,8 +765,8 @@ CODE_KEYS = frozenset({"content", "file_text", "new_str", "old_str", "code", "so
                        "patch", "diff", "file_content", "contents"})
 """JSON keys whose string value is read as code first (any other string is detected by content)."""
 _XML_CODE_PARAM = re.compile(
-    rf"<(?:parameter=|parameter\s+name=[\"']?)?({'|'.join(sorted(CODE_KEYS))})[\"']?(?:\s[^>]*)?>\n?(.*?)</(?:\1|parameter)>",
-    re.DOTALL)
+    rf"<(?:parameter=|parameter\s+name=[\"']?)?({'|'.join(sorted(CODE_KEYS))})[\"']?(?:\s[^>]*)?>\n?(.*?)"
+    r"</(?:\1|parameter)>", re.DOTALL)
 """An XML call's parameter holding code (``<parameter=new_str>``, ``<parameter name="content">``, Cline's
 ``<content>``, ``<diff>``): its body."""
 
@@ -1229,7 +1229,8 @@ class StructureTagger:
         return self._grammars[language]
 
 
-_CODE_STRING = re.compile(r"""[=(,][ \t]*\\?\n?[ \t]*[rRuU]?('{3}|"{3})(\s*(?:async\s+def|def|class)\s+\w.*?)\1""", re.DOTALL)
+_CODE_STRING = re.compile(r"""[=(,][ \t]*\\?\n?[ \t]*[rRuU]?('{3}|"{3})(\s*(?:async\s+def|def|class)\s+\w.*?)\1""",
+                          re.DOTALL)
 """A Python triple-quoted literal holding code, as a code action passes it (``new = '''def f(x): ...'''``):
 assigned or an argument (so not a docstring), opening on a definition."""
 

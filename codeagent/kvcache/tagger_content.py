@@ -150,9 +150,9 @@ _BLAME = re.compile(r"\^?[0-9a-f]{7,40}(?: [^\s(]+)?\s+(?:\([^()\n]*?\s)?(\d+)(\
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
-    """For a line-numbered view (``cat -n``, ``nl``, ``less -N``, ``12 | x``, bat's ``12   │ x``, ``12: x``, ``12→x``,
-    SWE-agent's ``Line 12:x`` search hits, ``L12: x``, ``git blame``): (line start, code start, line end) per line,
-    code start -1 for a line without a number; None if not numbered.
+    """For a line-numbered view (``cat -n``, ``nl``, ``less -N``, ``12 | x``, bat's ``12   │ x``, ``12: x``,
+    ``12→x``, SWE-agent's ``Line 12:x`` search hits, ``L12: x``, ``git blame``): (line start, code start, line end)
+    per line, code start -1 for a line without a number; None if not numbered.
 
     Numbered means: at least half the non-blank lines carry a number and one kind of separator,
     and the numbers go up; a space-only separator needs three numbered lines, blame's two.
@@ -494,10 +494,11 @@ def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: i
 _ITEM = rf'"{_JSON_CHAR}*"'
 _LINE_ARRAY = re.compile(rf'(?:"(\w+)"\s*:\s*|^\s*)\[\s*({_ITEM}(?:\s*,\s*{_ITEM}){{2,}})\s*,?\s*\]')
 _ITEM_BODY = re.compile(rf'"({_JSON_CHAR}*)"')
-_FIELD = rf'"\w+"\s*:\s*(?:{_ITEM}|-?\d+(?:\.\d+)?|true|false|null)'
+_SCALAR = r"(?:-?\d+(?:\.\d+)?|true|false|null)"
+_FIELD = rf'"\w+"\s*:\s*(?:{_ITEM}|{_SCALAR})'
 _OBJECT = rf'\{{\s*{_FIELD}(?:\s*,\s*{_FIELD})*\s*\}}'
 _OBJECT_ARRAY = re.compile(rf'(?:"(\w+)"\s*:\s*|^\s*)\[\s*({_OBJECT}(?:\s*,\s*{_OBJECT}){{2,}})\s*,?\s*\]')
-_OBJECT_ITEM = re.compile(rf'\{{[^"]*(?:"\w+"\s*:\s*(?:-?\d+(?:\.\d+)?|true|false|null)\s*,\s*)*"(\w+)"\s*:\s*"({_JSON_CHAR}*)"')
+_OBJECT_ITEM = re.compile(rf'\{{[^"]*(?:"\w+"\s*:\s*{_SCALAR}\s*,\s*)*"(\w+)"\s*:\s*"({_JSON_CHAR}*)"')
 """An object of an array and its first string field: (the key, the body)."""
 _ARRAY_OF_OBJECTS = re.compile(r'\[\s*\{\s*"')
 
@@ -514,7 +515,7 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
              for m in _LINE_ARRAY.finditer(text)]
     if _ARRAY_OF_OBJECTS.search(text):
         for m in _OBJECT_ARRAY.finditer(text):
-            bodies = [o for o in _OBJECT_ITEM.finditer(text, m.start(2), m.end(2))]
+            bodies = list(_OBJECT_ITEM.finditer(text, m.start(2), m.end(2)))
             if len({o.group(1) for o in bodies}) == 1:  # one field holds every line
                 found.append((m, [(o.start(2), o.end(2)) for o in bodies]))
     for m, spans in found:
