@@ -29,7 +29,7 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
     hits = "".join(f"lib/argparse.py:{i}:{ln}" for i, ln in enumerate(lines, 1) if "self" in ln)
     near = sorted({k for i, ln in enumerate(lines) if ln.lstrip().startswith("def ")
                    for k in range(max(i - 2, 0), min(i + 3, len(lines)))})
-    context = "".join(("--\n" if k and k - 1 not in near and prev is not None else "")
+    context = "".join(("--\n" if prev is not None and prev != k - 1 else "")
                       + f"{k + 1}{':' if lines[k].lstrip().startswith('def ') else '-'}{lines[k]}"
                       for prev, k in zip([None, *near], near))
     return {

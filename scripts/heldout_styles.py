@@ -117,10 +117,9 @@ class Grep(S.Style):
         self.calls += 1
         where = path.split("/")[0] + "/" if recursive and "/" in path else path
         cmd = f'grep -n{"r" if recursive else ""} -A{len(lines) - 1} -m1 -F "{head}" {where}'
-        prefix = f"{path}" if recursive else ""
-        out = "\n".join((f"{prefix}:" if prefix else "") + f"{start + i}{':' if i == 0 else '-'}{line}"
-                        if not prefix else f"{prefix}{':' if i == 0 else '-'}{start + i}{':' if i == 0 else '-'}{line}"
-                        for i, line in enumerate(lines))
+        seps = [":" if i == 0 else "-" for i in range(len(lines))]  # the match, then context lines
+        out = "\n".join(f"{path + sep if recursive else ''}{start + i}{sep}{line}"
+                        for i, (sep, line) in enumerate(zip(seps, lines)))
         self.add("assistant", "text", f"Rationale: I need the definition in {path}.\n$ {cmd}", sub)
         self.add("user", "text", f"$ {cmd}\n{out}\n[exit 0]", sub)
 

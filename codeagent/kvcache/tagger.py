@@ -974,10 +974,7 @@ class StructureTagger:
         the body of a command in a plain fence such as SWE-agent's ``edit 12:13``, a JSON string argument
         holding a file)."""
         if CODE_ACTION.match(text):  # the code is the call, except code it passes in a string
-            out = self._call_args(text)
-            for a, b in _code_strings(text):
-                out = _splice(out, a, b, _shift(self.code(text[a:b], "python"), a))
-            return out
+            return self._with_code_strings(text, self._call_args(text))
         segments = fence_segments(text)
         if any(is_code and language_for_fence(info or "") != "bash" for _s, _e, info, is_code in segments):
             out: list[Interval] = []
@@ -1213,11 +1210,14 @@ class StructureTagger:
                 n = len(text)
                 out = [Interval(max(to_char(s) - cut, 0), min(to_char(e) - cut, n), t)
                        for s, e, t in regions.flatten(self._alloc) if to_char(e) > cut and to_char(s) - cut < n]
-                if language == "python":
-                    for a, b in _code_strings(text):
-                        out = _splice(out, a, b, _shift(self.code(text[a:b], language), a))
-                return out
+                return self._with_code_strings(text, out) if language == "python" else out
         return _plan_to_intervals(text, _heuristic_plan(text, 0, len(text)), self._alloc)
+
+    def _with_code_strings(self, text: str, out: list[Interval]) -> list[Interval]:
+        """``out`` (Python's tags of ``text``) with the code passed in triple-quoted literals tagged as code."""
+        for a, b in _code_strings(text):
+            out = _splice(out, a, b, _shift(self.code(text[a:b], "python"), a))
+        return out
 
     def _grammar(self, language: str) -> _Grammar | None:
         if language not in self._grammars:
@@ -1244,10 +1244,8 @@ def _code_strings(text: str) -> list[tuple[int, int]]:
 
 def _splice(outer: list[Interval], start: int, end: int, inner: list[Interval]) -> list[Interval]:
     """``outer`` with ``[start, end)`` replaced by ``inner``."""
-    out = [Interval(s, min(e, start), t) for s, e, t in outer if s < start]
-    out += inner
-    out += [Interval(max(s, end), e, t) for s, e, t in outer if e > end]
-    return sorted(out, key=itemgetter(0))
+    return ([Interval(s, min(e, start), t) for s, e, t in outer if s < start] + inner
+            + [Interval(max(s, end), e, t) for s, e, t in outer if e > end])
 
 
 def _json_result(text: str, strings: Sequence[JsonString]) -> bool:

@@ -232,7 +232,7 @@ def yaml_block_rows(text: str, min_lines: int = 3) -> list[tuple[int, int, int]]
 # ------------------------------------------------------------------------------ search hits
 _EXT = "|".join(sorted((e[1:] for e in EXTENSIONS), key=len, reverse=True))
 _FILE = rf"(?:\.{{1,2}}/|/)?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_EXT})"  # a path with a known extension
-_GREP = re.compile(rf"({_FILE})([:\-])(\d+)\2")
+_GREP = re.compile(rf"(?P<path>{_FILE})(?P<sep>[:\-])(?P<line>\d+)(?P=sep)")
 # what a linter, type checker or test runner writes after ``path:12:`` (a column, a severity, a code, an exception)
 _DIAGNOSTIC = re.compile(r"\d+:|\s*(?:error|warning|note|info|hint)\b|\s*[A-Z]{1,3}\d{2,}\b|\s*in \w+\s*$"
                          r"|\s*[A-Z]\w*(?:Error|Exception|Warning|Failure)\b")
@@ -284,35 +284,42 @@ Runs = list[list[GrepRow]]
 """Lines in order, grouped: neighbouring code lines of one file form a run, every other line is a run of one."""
 
 
-def grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
-    """Search hits as ``path:12:code`` (a match) or ``path-12-code`` (a context line, ``-C``), hits on consecutive
-    lines of one file in one run; None unless at least half the non-blank lines (and two or more) are hits. A
-    diagnostic in that shape (``a.py:3:5: E501 ...``, ``a.py:3: error: ...``, pytest's ``a.py:8: AssertionError``)
-    is not a hit; a context line is one whatever its code says (``a.py-9-    ValueError: if ...``)."""
-    end = len(text) if end is None else end
+def _hit_runs(text: str, start: int, end: int, hit: re.Pattern[str]) -> tuple[Runs, int, int, set[str]]:
+    """Search output read with ``hit`` (groups ``line``, ``sep``, maybe ``path``): the runs (hits on consecutive lines
+    of one file together), the number of hits, of non-blank lines, and the separators seen. A match that reads as a
+    diagnostic is no hit; a context line (``-``) is one whatever its code says."""
     runs: Runs = []
     hits = nonblank = 0
+    seps: set[str] = set()
     last = ("", -1)  # (path, line) of the previous line when it was a hit
     for s, e in line_spans(text, start, end):
-        m = _GREP.match(text, s, e)
-        if m and (m.group(2) == "-" or not _DIAGNOSTIC.match(text, m.end(), e)):
-            here = (m.group(1), int(m.group(3)))
+        m = hit.match(text, s, e)
+        if m and (m.group("sep") == "-" or not _DIAGNOSTIC.match(text, m.end(), e)):
+            here = (m.groupdict().get("path") or "", int(m.group("line")))
             if last == (here[0], here[1] - 1):
                 runs[-1].append(GrepRow(s, m.end(), e, here[0]))
             else:
                 runs.append([GrepRow(s, m.end(), e, here[0])])
             hits += 1
+            seps.add(m.group("sep"))
         else:
             runs.append([GrepRow(s, -1, e, "")])
             here = ("", -1)
         last = here
         nonblank += not text[s:e].isspace()
-    if hits < 2 or hits * 2 < nonblank:
-        return None
-    return runs
+    return runs, hits, nonblank, seps
 
 
-_BARE_HIT = re.compile(r"(\d+)([:\-])")
+def grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
+    """Search hits as ``path:12:code`` (a match) or ``path-12-code`` (a context line, ``-C``), hits on consecutive
+    lines of one file in one run; None unless at least half the non-blank lines (and two or more) are hits. A
+    diagnostic in that shape (``a.py:3:5: E501 ...``, ``a.py:3: error: ...``, pytest's ``a.py:8: AssertionError``)
+    is not a hit; a context line is one whatever its code says (``a.py-9-    ValueError: if ...``)."""
+    runs, hits, nonblank, _seps = _hit_runs(text, start, len(text) if end is None else end, _GREP)
+    return None if hits < 2 or hits * 2 < nonblank else runs
+
+
+_BARE_HIT = re.compile(r"(?P<line>\d+)(?P<sep>[:\-])")
 _BARE_CONTEXT = re.compile(r"^\d+-", re.MULTILINE)
 
 
@@ -324,28 +331,8 @@ def bare_grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | 
     end = len(text) if end is None else end
     if not _BARE_CONTEXT.search(text, start, end):  # every text the tagger sees passes here: most have no hits
         return None
-    runs: Runs = []
-    hits = nonblank = 0
-    seps: set[str] = set()
-    last = -1
-    for s, e in line_spans(text, start, end):
-        m = _BARE_HIT.match(text, s, e)
-        if m and (m.group(2) == "-" or not _DIAGNOSTIC.match(text, m.end(), e)):
-            line = int(m.group(1))
-            if line == last + 1 and runs:
-                runs[-1].append(GrepRow(s, m.end(), e, ""))
-            else:
-                runs.append([GrepRow(s, m.end(), e, "")])
-            hits += 1
-            seps.add(m.group(2))
-            last = line
-        else:
-            runs.append([GrepRow(s, -1, e, "")])
-            last = -1
-        nonblank += not text[s:e].isspace()
-    if hits < 3 or hits * 2 < nonblank or len(seps) < 2:
-        return None
-    return runs
+    runs, hits, nonblank, seps = _hit_runs(text, start, end, _BARE_HIT)
+    return None if hits < 3 or hits * 2 < nonblank or len(seps) < 2 else runs
 
 
 _OUTLINE_PATH = re.compile(rf"({_FILE}):?[ \t]*$")
