@@ -184,7 +184,95 @@ class XmlCalls(S.Style):
             self._result("write", "ok", sub)
 
 
-S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls)
+class React(S.Style):
+    """LangChain's ReAct scratchpad: ``Thought:``/``Action:``/``Action Input:`` in the assistant's text, and the
+    ``Observation:`` (the raw file, a command's output) written into the same assistant stream, ending in
+    ``Thought:``."""
+    system = ("Answer the following questions as best you can. You have access to the following tools:\n\n"
+              "read_file: reads lines of a file. Input: {\"file_path\": str, \"first\": int, \"last\": int}\n"
+              "terminal: runs a shell command\nwrite_file: writes code into a file\n\nUse the following format:\n\n"
+              "Question: the input question you must answer\nThought: you should always think about what to do\n"
+              "Action: the action to take, should be one of [read_file, terminal, write_file]\nAction Input: the input "
+              "to the action\nObservation: the result of the action\n... (this Thought/Action/Action Input/Observation "
+              "can repeat N times)\nThought: I now know the final answer\nFinal Answer: the final answer")
+    user_wrap = "Question: {text}"
+    assistant_wrap = "Thought: {text}"
+
+    def _act(self, action, arg, out, sub):
+        self.add("assistant", "text", f"Thought: I should use {action}.\nAction: {action}\nAction Input: {arg}", sub)
+        if out is not None:
+            self.add("assistant", "text", f"Observation: {out}\nThought:", sub)
+
+    def view(self, path, start, end, content, sub):
+        self._act("read_file", json.dumps({"file_path": path, "first": start, "last": end}), content, sub)
+
+    def run(self, command, log, sub):
+        self._act("terminal", command, log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._act("write_file", f"{path}\n{code}", "File written." if result is not None else None, sub)
+
+
+class Interp(S.Style):
+    """A Python-REPL agent (IPython cells): files read with ``readlines()`` and shown as IPython pretty-prints
+    of the list (``Out[7]: ['line\\n',`` then one `` 'line\\n',`` per line); commands through ``!``; edits
+    assign the new definition as an escaped one-line string."""
+    system = ("You are a coding assistant with a live IPython kernel in the repository. Reply with one ```python cell per "
+              "turn; the kernel's output comes back as the next message. Use `!` for shell commands.")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = 0
+
+    def _cell(self, code, sub):
+        self.cell += 1
+        self.add("assistant", "text", f"```python\n{code}\n```", sub)
+
+    def view(self, path, start, end, content, sub):
+        self._cell(f"open({path!r}).readlines()[{start - 1}:{end}]", sub)
+        items = [repr(line + "\n") for line in content.split("\n")]
+        body = ",\n ".join(items)
+        self.add("tool", "tool_output", f"Out[{self.cell}]: [{body}]", sub)
+
+    def run(self, command, log, sub):
+        self._cell(f"!{command}", sub)
+        self.add("tool", "tool_output", log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._cell(f"new = {code!r}\nreplace_definition({path!r}, new)", sub)
+        if result is not None:
+            self.add("tool", "tool_output", f"Out[{self.cell}]: True", sub)
+
+
+class PowerShell(S.Style):
+    """A Windows terminal agent: PowerShell commands in a fence, backslash paths, output with CRLF line ends
+    (``Get-Content`` through ``Select-Object``), edits as a here-string piped to a helper."""
+    system = ("You are a coding agent on Windows. Run one PowerShell command per turn in a ```powershell block; its "
+              "output comes back verbatim. The repository is at C:\\Users\\dev\\repo.")
+
+    @staticmethod
+    def _crlf(text):
+        return text.replace("\n", "\r\n")
+
+    def view(self, path, start, end, content, sub):
+        win = path.replace("/", "\\")
+        self.add("assistant", "tool_call", f"```powershell\nGet-Content {win} | Select-Object -Skip {start - 1} -First "
+                 f"{end - start + 1}\n```", sub)
+        self.add("tool", "tool_output", self._crlf(content) + "\r\n", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"```powershell\n{command}\n```", sub)
+        self.add("tool", "tool_output", self._crlf(log) + "\r\n", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        win = path.replace("/", "\\")
+        self.add("assistant", "tool_call", f"```powershell\n@'\n{code}\n'@ | Update-Definition -Path {win}\n```", sub)
+        if result is not None:
+            self.add("tool", "tool_output", "\r\n", sub)
+
+
+S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
+                  react=React, interp=Interp, powershell=PowerShell)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
