@@ -12,7 +12,7 @@ EXTENSIONS: dict[str, str] = {
     ".go": "go",
     ".rs": "rust",
     ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp",
-    ".rb": "ruby", ".sh": "bash", ".bash": "bash",
+    ".rb": "ruby", ".sh": "bash", ".bash": "bash", ".ps1": "powershell",
     ".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json",
     ".md": "markdown", ".txt": "text", ".cfg": "ini", ".ini": "ini",
 }
@@ -23,9 +23,14 @@ FENCES: dict[str, str] = {
     "ts": "typescript", "typescript": "typescript", "tsx": "tsx",
     "java": "java", "go": "go", "golang": "go", "rs": "rust", "rust": "rust",
     "c": "c", "cpp": "cpp", "c++": "cpp", "rb": "ruby", "ruby": "ruby",
-    "sh": "bash", "bash": "bash", "shell": "bash", "console": "bash",
+    "sh": "bash", "bash": "bash", "shell": "bash", "console": "bash", "zsh": "bash", "shellsession": "bash",
+    "powershell": "powershell", "ps1": "powershell", "pwsh": "powershell", "ps": "powershell",
+    "bat": "batch", "batch": "batch", "cmd": "batch",
     "toml": "toml", "yaml": "yaml", "yml": "yaml", "json": "json", "diff": "diff", "text": "text",
 }
+
+SHELLS = frozenset({"bash", "powershell", "batch"})
+"""Languages of command lines: a fence in one of them inside a call holds the call's commands, not code."""
 
 
 def language_for_path(path: str | PurePath) -> str | None:

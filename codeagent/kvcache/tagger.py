@@ -20,12 +20,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from codeagent.kvcache.languages import language_for_fence, language_for_path
-from codeagent.kvcache.tagger_calls import CODE_ACTION, call_language, is_command, looks_like_test_log, tool_call_spans
+from codeagent.kvcache.languages import SHELLS, language_for_fence, language_for_path
+from codeagent.kvcache.tagger_calls import (
+    CODE_ACTION, call_language, heredocs, is_command, looks_like_test_log, tool_call_spans,
+)
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, bare_grep_rows, best_language, code_regions, diff_hunks, escaped_whitespace, fence_segments,
-    grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
+    Hunk, JsonString, Runs, bare_grep_rows, best_language, code_literals, code_regions, diff_hunks, escaped_whitespace,
+    fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -919,7 +921,7 @@ class StructureTagger:
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:
         """One TokenTag per token, from the interval holding the token's first non-space char; the tokens
         holding a JSON string's escaped line breaks are marked ``ends_line``."""
-        strings = keyed_strings(text)
+        strings = sorted([*keyed_strings(text), *code_literals(text)], key=lambda js: js.start)
         return tags_for_offsets(text, offsets, self.intervals(text, info), escaped_whitespace(strings),
                                 [(js.start, js.end) for js in strings])
 
@@ -976,11 +978,11 @@ class StructureTagger:
         if CODE_ACTION.match(text):  # the code is the call, except code it passes in a string
             return self._with_code_strings(text, self._call_args(text))
         segments = fence_segments(text)
-        if any(is_code and language_for_fence(info or "") != "bash" for _s, _e, info, is_code in segments):
+        if any(is_code and language_for_fence(info or "") not in SHELLS for _s, _e, info, is_code in segments):
             out: list[Interval] = []
             for start, end, info, is_code in segments:
                 piece = text[start:end]
-                if is_code and language_for_fence(info or "") != "bash":
+                if is_code and language_for_fence(info or "") not in SHELLS:
                     lang = language_for_fence(info or "") or call_language(text[:start])
                     out.extend(_shift(self._carried(piece, lang, not (info or "").strip()), start))
                 else:
@@ -1031,6 +1033,22 @@ class StructureTagger:
         return out
 
     def _call_lines(self, text: str) -> list[Interval]:
+        """Command lines as TOOL_CALL, except the heredocs and here-strings they feed: code in the language the
+        command names (``cat > a.py <<'EOF'``, ``python3 - <<'PY'``), else read by content (a commit message is
+        prose)."""
+        if not text:
+            return []
+        out: list[Interval] = []
+        pos = 0
+        for s, e, lang in heredocs(text):
+            out.extend(_shift(self._command_lines(text[pos:s]), pos))
+            body = text[s:e]
+            out.extend(_shift(self._content(body, lang, "code") if lang else self._lines(body, None, "prose"), s))
+            pos = e
+        out.extend(_shift(self._command_lines(text[pos:]), pos))
+        return out
+
+    def _command_lines(self, text: str) -> list[Interval]:
         if not text:
             return []
         plan = [PlanLine(s, e, BlockType.TOOL_CALL, 0, 0) for s, e in _line_spans(text, 0, len(text))]
@@ -1214,9 +1232,11 @@ class StructureTagger:
         return _plan_to_intervals(text, _heuristic_plan(text, 0, len(text)), self._alloc)
 
     def _with_code_strings(self, text: str, out: list[Interval]) -> list[Interval]:
-        """``out`` (Python's tags of ``text``) with the code passed in triple-quoted literals tagged as code."""
+        """``out`` (Python's tags of ``text``) with the code passed in string literals tagged as code."""
         for a, b in _code_strings(text):
             out = _splice(out, a, b, _shift(self.code(text[a:b], "python"), a))
+        for js in code_literals(text):  # on one line, its line breaks escaped
+            out = _splice(out, js.start, js.end, self._json_value(js, "python", "code"))
         return out
 
     def _grammar(self, language: str) -> _Grammar | None:

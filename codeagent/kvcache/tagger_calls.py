@@ -90,6 +90,53 @@ def call_language(text: str) -> str | None:
     return None
 
 
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_]\w*)\2[^\n]*\n")
+"""A shell heredoc's opening (``cat > a.py <<'EOF'``): its delimiter, and whether ``<<-`` lets tabs indent it."""
+_HERE_STRING = re.compile(r"@(['\"])[ \t]*\n")
+"""A PowerShell here-string's opening (``@'`` ending its line); it closes on a line that opens with ``'@``."""
+_INTERPRETER = re.compile(r"(?:^|\|)[ \t]*(?:\S*/)?(python[\d.]*|ipython|node|deno|bun|ruby)(?:[ \t]+-)?[ \t]*(?:<<|$)",
+                          re.MULTILINE)
+"""An interpreter reading the heredoc from stdin: ``python3 - <<'PY'``, ``... | node``."""
+
+
+def _command_language(lines: str) -> str | None:
+    """Language of the code a heredoc feeds, from the command lines around it: the last code path they name
+    (``cat > a.py``, ``Set-Content a.py``), else the interpreter reading it (``python3 - <<'PY'``)."""
+    lang = call_language(lines)
+    m = _INTERPRETER.search(lines) if lang is None else None
+    if m is None:
+        return lang
+    name = m.group(1)
+    return "python" if "python" in name else "ruby" if name == "ruby" else "javascript"
+
+
+def heredocs(text: str) -> list[tuple[int, int, str | None]]:
+    """Bodies of the heredocs (``<<'EOF'`` ... ``EOF``) and PowerShell here-strings (``@'`` ... ``'@``) in a
+    command: (start, end, language named by the command lines around it, or None). A heredoc without its closing
+    line is left alone."""
+    if "<<" not in text and "@" not in text:
+        return []
+    out: list[tuple[int, int, str | None]] = []
+    pos = 0
+    while True:
+        bash, ps = _HEREDOC.search(text, pos), _HERE_STRING.search(text, pos)
+        m = min((x for x in (bash, ps) if x is not None), key=lambda x: x.start(), default=None)
+        if m is None:
+            return out
+        body = m.end()
+        indent = r"\t*" if m is bash and m.group(1) else ""
+        end = rf"{indent}{m.group(3)}[ \t]*$" if m is bash else rf"{m.group(1)}@"
+        close = re.compile("^" + end, re.MULTILINE).search(text, body)
+        if close is None:
+            pos = m.end()
+            continue
+        opening = text[text.rfind("\n", 0, m.start()) + 1:m.end()]
+        line_end = text.find("\n", close.end())
+        closing = text[close.start():len(text) if line_end < 0 else line_end]
+        out.append((body, close.start(), _command_language(opening + closing)))
+        pos = close.end()
+
+
 def _json_objects(text: str) -> list[tuple[int, int, object]]:
     """Top-level JSON objects/arrays embedded in ``text``: (start, end, value)."""
     out: list[tuple[int, int, object]] = []

@@ -490,13 +490,96 @@ _OBJECT_ITEM = re.compile(rf'\{{[^"]*(?:"\w+"\s*:\s*{_SCALAR}\s*,\s*)*"(\w+)"\s*
 _ARRAY_OF_OBJECTS = re.compile(r'\[\s*\{\s*"')
 
 
+_PY_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "'": "'", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
+               "v": "\v", "0": "\0"}
+_PY_ITEM = r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"'
+_PY_ARRAY = re.compile(rf"\[\s*((?:{_PY_ITEM})(?:\s*,\s*(?:{_PY_ITEM})){{2,}})\s*,?\s*\]")
+_PY_ITEM_BODY = re.compile(rf"(?:{_PY_ITEM})")
+_PY_LIST_START = re.compile(r"\[\s*'|\\n',\s*['\"]")
+"""A Python list of strings printed (``['def f():\\n', ...]``): checked before the array pattern runs."""
+
+
+def _py_decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
+    """A Python string literal's body (its repr: ``\\n``, ``\\'``, ``\\xhh``, ``\\uXXXX``) and the source offset of each
+    char, or None where an escape is not one ``repr`` writes."""
+    chars: list[str] = []
+    offs: list[int] = []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c != "\\":
+            chars.append(c)
+            offs.append(body_start + i)
+            i += 1
+            continue
+        nxt = raw[i + 1] if i + 1 < len(raw) else ""
+        width = {"x": 2, "u": 4, "U": 8}.get(nxt, 0)
+        if nxt in _PY_ESCAPES:
+            chars.append(_PY_ESCAPES[nxt])
+        elif width and re.fullmatch(rf"[0-9a-fA-F]{{{width}}}", raw[i + 2:i + 2 + width]):
+            chars.append(chr(int(raw[i + 2:i + 2 + width], 16)))
+        else:
+            return None
+        offs.append(body_start + i)
+        i += 2 + width
+    return chars, offs
+
+
+def _py_line_items(text: str) -> list[tuple[re.Match, list[tuple[int, int, tuple[list[str], list[int]] | None]]]]:
+    """The Python lists of strings in ``text`` whose items mostly end in a line break (a ``readlines()`` result
+    printed, on one line or IPython's one item per line), each item decoded; an item's trailing line break is
+    dropped, its escape then standing for the break between lines."""
+    if not _PY_LIST_START.search(text):
+        return []
+    out = []
+    for m in _PY_ARRAY.finditer(text):
+        items = []
+        for b in _PY_ITEM_BODY.finditer(text, m.start(1), m.end(1)):
+            s, e = b.start() + 1, b.end() - 1
+            decoded = _py_decode(text[s:e], s)
+            if decoded is not None and decoded[0][-1:] == ["\n"]:
+                decoded = decoded[0][:-1], decoded[1][:-1]
+                e = e - 2
+            items.append((s, e, decoded))
+        if 2 * sum(text[e:e + 2] == "\\n" for _s, e, _d in items) >= len(items):  # lines as readlines() keeps them
+            out.append((m, items))
+    return out
+
+
+_LITERAL_CHAR = r"(?:[^{q}\\\n]|\\.)"
+_CODE_LITERAL = re.compile("|".join(
+    r"[=(,][ \t]*[uU]?{q}({c}*\\n{c}*){q}".format(q=q, c=_LITERAL_CHAR.format(q=q)) for q in ("'", '"')))
+"""A Python string literal on one line holding line breaks as ``\\n`` escapes, assigned or an argument."""
+_DEFINITION_START = re.compile(r"\s*(?:@[\w.]+|(?:async\s+)?def\s+\w+\s*\(|class\s+\w+\s*[(:])")
+
+
+@lru_cache(maxsize=8)
+def code_literals(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
+    """Python string literals on one line that hold a definition through ``\\n`` escapes (``new = 'def f(x):\\n
+    return x'``, a code action's edit), decoded: read as code as a JSON string holding a file is."""
+    if "\\n" not in text:
+        return ()
+    out: list[JsonString] = []
+    for m in _CODE_LITERAL.finditer(text):
+        g = 1 if m.group(1) is not None else 2
+        body, start = m.group(g), m.start(g)
+        if body.count("\\n") < min_lines - 1:
+            continue
+        decoded = _py_decode(body, start)
+        if decoded is None or not _DEFINITION_START.match("".join(decoded[0])):
+            continue
+        out.append(JsonString(start, m.end(g), "".join(decoded[0]), [*decoded[1], m.end(g)], "code"))
+    return tuple(out)
+
+
 @lru_cache(maxsize=8)
 def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
     """JSON arrays that hold a file one line per item, as strings (``{"lines": ["def f():", "    return 1"]}``) or as
     objects whose first string field is the line (``[{"n": 12, "text": "def f():"}, ...]``), each read as one string
     whose lines are the items: what lies between two items (``", "``, ``"}, {"n": 13, "text": "``) stands for the
-    line break. Only arrays that read as code: a CODE line among the items, and most items code-like or blank (a
-    list of file names, words or argv is left alone)."""
+    line break. A Python list of lines printed (``readlines()`` in a REPL) is read the same way. Only arrays that read
+    as code: a CODE line among the items, and most items code-like or blank (a list of file names, words or argv is
+    left alone)."""
     out: list[JsonString] = []
     found = [(m, [(b.start(1), b.end(1)) for b in _ITEM_BODY.finditer(text, m.start(2), m.end(2))])
              for m in _LINE_ARRAY.finditer(text)]
@@ -505,8 +588,11 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
             bodies = list(_OBJECT_ITEM.finditer(text, m.start(2), m.end(2)))
             if len({o.group(1) for o in bodies}) == 1:  # one field holds every line
                 found.append((m, [(o.start(2), o.end(2)) for o in bodies]))
-    for m, spans in found:
-        items = [(s, e, _decode(text[s:e], s)) for s, e in spans]
+    decoded = [(m, [(s, e, _decode(text[s:e], s)) for s, e in spans]) for m, spans in found]
+    for m, items in _py_line_items(text):
+        if not any(f.start() <= m.start(1) < f.end() for f, _spans in found):
+            decoded.append((m, items))
+    for m, items in decoded:
         if len(items) < min_lines or any(d is None for _s, _e, d in items):
             continue
         lines = ["".join(d[0]) for _s, _e, d in items]
@@ -518,8 +604,8 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
             offs.extend(d[1])
             if k + 1 < len(items):
                 offs.append(e)  # the separator up to the next item's first char is the line break
-        out.append(JsonString(items[0][0], items[-1][1], "\n".join(lines), [*offs, items[-1][1]],
-                              m.group(1) or "lines"))
+        key = m.group(1) if m.re is not _PY_ARRAY else None
+        out.append(JsonString(items[0][0], items[-1][1], "\n".join(lines), [*offs, items[-1][1]], key or "lines"))
     return tuple(sorted(out, key=lambda js: js.start))
 
 

@@ -297,6 +297,9 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "json_line_array_indented": lambda c: json.dumps({"lines": c.split("\n"), "total": c.count("\n")}, indent=2),
     "json_line_objects": lambda c: json.dumps({"path": "src/wrap.py", "lines": [
         {"line": i, "text": ln} for i, ln in enumerate(c.split("\n"), 1)]}),
+    "ipython_readlines": lambda c: "Out[4]: [" + ",\n ".join(repr(ln) for ln in c.splitlines(keepends=True)) + "]",
+    "print_readlines": lambda c: repr(c.splitlines(keepends=True)) + "\n",
+    "crlf": lambda c: c.replace("\n", "\r\n"),
 }
 
 
@@ -396,6 +399,10 @@ def test_json_array_of_lines_is_a_file_whose_lines_end_at_the_separators(tagger)
                   {"hits": [{"file": "a.py", "line": 3}, {"file": "b.py", "line": 9}, {"file": "c.py", "line": 12}]},
                   {"rows": [{"text": "def f():", "n": 1}, {"n": 2, "code": "    return 1"}, {"text": "x = 2"}]}):
         assert keyed_strings(json.dumps(other)) == []
+    # a printed Python list is a file only when its items end in line breaks, as readlines() keeps them
+    assert keyed_strings("[['def', 'A', ['(', 'z', ')'], ':', [['A1'], ['x', '=', '1']]]]") == []
+    (arr,) = keyed_strings(repr(CODE.splitlines(keepends=True)))
+    assert arr.value == CODE.removesuffix("\n")
     # one object per line: its string field is the line, and the rest up to the next line's first char the break
     objects = json.dumps({"path": "src/wrap.py", "lines": [{"n": i, "text": ln} for i, ln in enumerate(CODE.split("\n"))]})
     (arr,) = keyed_strings(objects)
@@ -570,6 +577,50 @@ def test_code_passed_in_a_python_string(tagger, action):
     ivs = tagger.intervals(source, SpanInfo(kind=K.FILE_VIEW, language="python"))
     assert tag_of(source, ivs, "def g").block_type == B.DOCSTRING
     assert tag_of(source, ivs, "select 1").block_type == B.FUNCTION_BODY
+
+
+def test_code_in_a_one_line_python_string(tagger):
+    """A code action that assigns a definition as a one-line literal with ``\\n`` escapes (its repr): the literal is
+    code whose lines end at the escapes; a literal holding lines of prose stays what it was."""
+    action = f"```python\nnew = {NEW_DEF!r}\nreplace_definition('pkg/mod.py', new)\n```"
+    ivs = tagger.intervals(action, SpanInfo(kind=K.TOOL_CALL))
+    covered(action, ivs)
+    assert tag_of(action, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(action, ivs, "return os.path").block_type == B.FUNCTION_BODY
+    offsets = [(i, i + 1) for i in range(len(action))]
+    marked = [i for i, t in enumerate(tagger.tag(action, offsets, SpanInfo(kind=K.TOOL_CALL))) if t.ends_line]
+    assert [i for i in marked if action[i - 1:i + 1] == "\\n"] and all(action[i] in "n\n" for i in marked)
+    prose = "```python\nmsg = 'class starts at nine\\nbring the notes\\nand a pen\\n'\nsend(msg)\n```"
+    ivs = tagger.intervals(prose, SpanInfo(kind=K.TOOL_CALL))
+    assert tag_of(prose, ivs, "starts at nine").block_type not in SIGNATURES
+
+
+@pytest.mark.parametrize("call", [
+    f"THOUGHT: rewrite it.\n\n```bash\ncat <<'EOF' > pkg/mod.py\n{NEW_DEF}\nEOF\n```",
+    f"```bash\npython3 - <<'PY'\nimport os\n\n{NEW_DEF}\nPY\n```",
+    f"cat > pkg/mod.py <<-EOF\n{NEW_DEF}\n\tEOF",
+    f"```powershell\n@'\n{NEW_DEF}\n'@ | Set-Content -Path src\\pkg\\mod.py\n```",
+], ids=["heredoc_in_fence", "python_stdin", "heredoc_dash", "powershell_here_string"])
+def test_code_fed_to_a_command_through_a_heredoc(tagger, call):
+    """A heredoc or a PowerShell here-string is code in the language of the path or the interpreter the command
+    names; the command lines around it stay TOOL_CALL."""
+    ivs = tagger.intervals(call, SpanInfo(kind=K.TOOL_CALL))
+    covered(call, ivs)
+    assert tag_of(call, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(call, ivs, "return os.path").block_type == B.FUNCTION_BODY
+    head = next(w for w in ("cat", "python3", "@'") if w in call)
+    assert tag_of(call, ivs, head).block_type == B.TOOL_CALL
+
+
+def test_heredocs_that_hold_no_code(tagger):
+    """A commit message fed through a heredoc is not code, an unclosed heredoc is left to the command lines, and a
+    shell fence other than bash inside a call is the call's commands."""
+    for call in ("```bash\ngit commit -F - <<'EOF'\nFix the parser for empty input\n\nIt used to crash.\nEOF\n```",
+                 f"cat > pkg/mod.py <<'EOF'\n{NEW_DEF}\n",
+                 "```powershell\nGet-Content src\\pkg\\mod.py | Select-Object -First 40\n```"):
+        ivs = tagger.intervals(call, SpanInfo(kind=K.TOOL_CALL))
+        covered(call, ivs)
+        assert not [call[s:e] for s, e, t in ivs if t.block_type in SIGNATURES]
 
 
 def test_apply_patch_envelope_is_a_diff(tagger):
