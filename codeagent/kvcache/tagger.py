@@ -26,8 +26,8 @@ from codeagent.kvcache.tagger_calls import (
 )
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, bare_grep_rows, best_language, code_literals, code_regions, diff_hunks, escaped_whitespace,
-    fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
+    Hunk, JsonString, Runs, bare_grep_rows, best_language, code_literals, code_regions, ctags_rows, diff_hunks,
+    escaped_whitespace, fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
@@ -1084,7 +1084,7 @@ class StructureTagger:
             lang = language or self._path_language(text[: next((s for s, c, _e in rows if c >= 0), 0)])
             inner = "code" if default in ("code", "prose", "log") else default
             return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._lines(code, lang, inner))
-        hits = grep_rows(text) or outline_rows(text)
+        hits = grep_rows(text) or outline_rows(text) or ctags_rows(text)
         if hits is not None:
             return self._grep(text, hits, default, language)
         hits = bare_grep_rows(text)

@@ -231,7 +231,8 @@ def yaml_block_rows(text: str, min_lines: int = 3) -> list[tuple[int, int, int]]
 
 # ------------------------------------------------------------------------------ search hits
 _EXT = "|".join(sorted((e[1:] for e in EXTENSIONS), key=len, reverse=True))
-_FILE = rf"(?:\.{{1,2}}/|/)?(?:[\w.\-~]+/)*[\w\-][\w.\-]*\.(?:{_EXT})"  # a path with a known extension
+# a path with a known extension, with / or Windows' \ (``src\pkg\a.py`` from PowerShell's Select-String)
+_FILE = rf"(?:[A-Za-z]:[\\/])?(?:\.{{1,2}}[\\/]|[\\/])?(?:[\w.\-~]+[\\/])*[\w\-][\w.\-]*\.(?:{_EXT})"
 _GREP = re.compile(rf"(?P<path>{_FILE})(?P<sep>[:\-])(?P<line>\d+)(?P=sep)")
 # what a linter, type checker or test runner writes after ``path:12:`` (a column, a severity, a code, an exception)
 _DIAGNOSTIC = re.compile(r"\d+:|\s*(?:error|warning|note|info|hint)\b|\s*[A-Z]{1,3}\d{2,}\b|\s*in \w+\s*$"
@@ -316,6 +317,21 @@ def grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
     diagnostic in that shape (``a.py:3:5: E501 ...``, ``a.py:3: error: ...``, pytest's ``a.py:8: AssertionError``)
     is not a hit; a context line is one whatever its code says (``a.py-9-    ValueError: if ...``)."""
     runs, hits, nonblank, _seps = _hit_runs(text, start, len(text) if end is None else end, _GREP)
+    return None if hits < 2 or hits * 2 < nonblank else runs
+
+
+_CTAGS = re.compile(rf"[\w.$:~]+[ \t]+[a-z]+[ \t]+(?P<line>\d+)[ \t]+(?P<path>{_FILE})(?P<sep>[ \t])[ \t]*")
+_CTAGS_LINE = re.compile(rf"^[\w.$:~]+[ \t]+[a-z]+[ \t]+\d+[ \t]+{_FILE}[ \t]", re.MULTILINE)
+
+
+def ctags_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
+    """A cross-reference listing (``ctags -x``: ``build  function  12 pkg/mod.py  def build(root):``), each line the
+    code of its definition, read as search hits; None unless two lines or more, and half the non-blank ones, are
+    entries."""
+    end = len(text) if end is None else end
+    if not _CTAGS_LINE.search(text, start, end):  # every text the tagger sees passes here: most have no entries
+        return None
+    runs, hits, nonblank, _seps = _hit_runs(text, start, end, _CTAGS)
     return None if hits < 2 or hits * 2 < nonblank else runs
 
 

@@ -124,6 +124,24 @@ def test_search_hits_over_several_files_are_code_of_each_files_language(tagger):
     assert tag_at(ivs, body).block_type not in SIGNATURES | {B.LOG, B.TEXT}  # a context line of the function
 
 
+def test_ctags_cross_reference_lines_are_definitions(tagger):
+    """``ctags -x`` (name, kind, line, file, the definition's line): each entry's code is read in its file's
+    language, so every listed definition is one; a table of words and numbers is not a listing."""
+    entries = [(i, line.strip()) for i, line in enumerate(LINES, 1) if line.lstrip().startswith(("def ", "class "))
+               and line.rstrip().endswith(":")][:8]
+    names = [re.search(r"(?:def|class) (\w+)", c).group(1) for _i, c in entries]
+    text = "".join(f"{name:<18} {'class' if c.startswith('class') else 'member':<9} {i:>4} lib/textwrap.py  {c}\n"
+                   for name, (i, c) in zip(names, entries))
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(text, ivs)
+    for name, (_i, code) in zip(names, entries):
+        kind = B.CLASS_DECLARATION if code.startswith("class") else B.FUNCTION_SIGNATURE
+        assert tag_at(ivs, text.index(code) + code.index(name)).block_type == kind, name
+    assert tag_at(ivs, 0).block_type == B.NONE
+    table = "apples   fruit   12 notes.txt  bought on monday\npears    fruit   30 notes.txt  for the cake\n"
+    assert not [t for _s, _e, t in tagger.intervals(table, SpanInfo(kind=K.TOOL_OUTPUT)) if t.block_type in SIGNATURES]
+
+
 def test_one_files_search_hits_with_context_are_code_of_the_file_the_command_names(tagger):
     """``grep -n -A3 pattern lib/textwrap.py``: ``12:code`` for a match, ``13-code`` for a context line, no path
     on the lines; the language comes from the call (the span) or from the command echoed above the hits. A
@@ -300,6 +318,7 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "ipython_readlines": lambda c: "Out[4]: [" + ",\n ".join(repr(ln) for ln in c.splitlines(keepends=True)) + "]",
     "print_readlines": lambda c: repr(c.splitlines(keepends=True)) + "\n",
     "crlf": lambda c: c.replace("\n", "\r\n"),
+    "select_string": lambda c: "".join(f"src\\pkg\\wrap.py:{i}:{ln}" for i, ln in enumerate(c.splitlines(keepends=True), 1)),
 }
 
 
