@@ -541,14 +541,17 @@ def _py_decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
     return chars, offs
 
 
-def _py_line_items(text: str) -> list[tuple[re.Match, list[tuple[int, int, tuple[list[str], list[int]] | None]]]]:
+def _py_line_items(text: str, taken: Sequence[tuple[int, int]] = ()
+                   ) -> list[tuple[re.Match, list[tuple[int, int, tuple[list[str], list[int]] | None]]]]:
     """The Python lists of strings in ``text`` whose items mostly end in a line break (a ``readlines()`` result
     printed, on one line or IPython's one item per line), each item decoded; an item's trailing line break is
-    dropped, its escape then standing for the break between lines."""
+    dropped, its escape then standing for the break between lines. Only the text outside ``taken`` (arrays already
+    read as JSON) is searched."""
     if not _PY_LIST_START.search(text):
         return []
     out = []
-    for m in _PY_ARRAY.finditer(text):
+    gaps = zip([0, *(e for _s, e in sorted(taken))], [*(s for s, _e in sorted(taken)), len(text)])
+    for m in (m for a, b in gaps if b > a for m in _PY_ARRAY.finditer(text, a, b)):
         items = []
         for b in _PY_ITEM_BODY.finditer(text, m.start(1), m.end(1)):
             s, e = b.start() + 1, b.end() - 1
@@ -605,9 +608,7 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
             if len({o.group(1) for o in bodies}) == 1:  # one field holds every line
                 found.append((m, [(o.start(2), o.end(2)) for o in bodies]))
     decoded = [(m, [(s, e, _decode(text[s:e], s)) for s, e in spans]) for m, spans in found]
-    for m, items in _py_line_items(text):
-        if not any(f.start() <= m.start(1) < f.end() for f, _spans in found):
-            decoded.append((m, items))
+    decoded.extend(_py_line_items(text, [(f.start(), f.end()) for f, _spans in found]))
     for m, items in decoded:
         if len(items) < min_lines or any(d is None for _s, _e, d in items):
             continue
