@@ -6,7 +6,8 @@ dump with no language (code found by content, language by grammar), a numbered `
 mini-swe-agent observation, a JSON tool result holding the file, a diff of it, ``grep -n`` hits
 (every line naming ``self``: runs of neighbours parse together, a lone hit parses alone), one file's
 ``grep -n -C2 'def '`` hits with context (``12:``/``13-``, no path), a JSON array of the file's lines, a Cline
-``write_to_file`` call carrying the file, and the diff as a Codex ``apply_patch`` call (JSON).
+``write_to_file`` call carrying the file, the diff as a Codex ``apply_patch`` call (JSON), a bash heredoc call writing
+the file, and IPython's pretty-print of the file's ``readlines()``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
                              "</write_to_file>", "TEXT", None),
         "apply_patch_call": (json.dumps({"name": "shell", "arguments": {"command": ["apply_patch", patch]}}),
                              "TOOL_CALL", None),
+        "heredoc_call": (f"THOUGHT: write it.\n\n```bash\ncat <<'EOF' > lib/argparse.py\n{text}EOF\n```", "TOOL_CALL", None),
+        "ipython_readlines": ("Out[3]: [" + ",\n ".join(repr(ln) for ln in lines) + "]", "TOOL_OUTPUT", None),
     }
 
 
