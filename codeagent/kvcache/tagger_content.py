@@ -451,8 +451,10 @@ class JsonString:
     key: str | None
 
 
-def _decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
-    """A JSON string body's chars and the source offset of each, or None where an escape is not JSON's."""
+def _unescape(raw: str, body_start: int, escapes: dict[str, str], hex_widths: dict[str, int]
+              ) -> tuple[list[str], list[int]] | None:
+    """A string literal's body decoded: its chars and the source offset of each (an escape's first char), or None
+    where an escape is neither in ``escapes`` nor a hex escape of ``hex_widths`` (``u`` -> 4 digits)."""
     chars: list[str] = []
     offs: list[int] = []
     i = 0
@@ -464,17 +466,21 @@ def _decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
             i += 1
             continue
         nxt = raw[i + 1] if i + 1 < len(raw) else ""
-        if nxt in _ESCAPES:
-            chars.append(_ESCAPES[nxt])
-            offs.append(body_start + i)
-            i += 2
-        elif nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", raw[i + 2:i + 6]):
-            chars.append(chr(int(raw[i + 2:i + 6], 16)))
-            offs.append(body_start + i)
-            i += 6
+        width = hex_widths.get(nxt, 0)
+        if nxt in escapes:
+            chars.append(escapes[nxt])
+        elif width and re.fullmatch(rf"[0-9a-fA-F]{{{width}}}", raw[i + 2:i + 2 + width]):
+            chars.append(chr(int(raw[i + 2:i + 2 + width], 16)))
         else:
             return None
+        offs.append(body_start + i)
+        i += 2 + width
     return chars, offs
+
+
+def _decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
+    """A JSON string body's chars and the source offset of each, or None where an escape is not JSON's."""
+    return _unescape(raw, body_start, _ESCAPES, {"u": 4})
 
 
 @lru_cache(maxsize=8)  # the tagger asks for one span's strings twice: its shapes, then its escapes
@@ -518,27 +524,7 @@ _PY_LIST_START = re.compile(r"\[\s*'|\\n',\s*['\"]")
 def _py_decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
     """A Python string literal's body (its repr: ``\\n``, ``\\'``, ``\\xhh``, ``\\uXXXX``) and the source offset of each
     char, or None where an escape is not one ``repr`` writes."""
-    chars: list[str] = []
-    offs: list[int] = []
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c != "\\":
-            chars.append(c)
-            offs.append(body_start + i)
-            i += 1
-            continue
-        nxt = raw[i + 1] if i + 1 < len(raw) else ""
-        width = {"x": 2, "u": 4, "U": 8}.get(nxt, 0)
-        if nxt in _PY_ESCAPES:
-            chars.append(_PY_ESCAPES[nxt])
-        elif width and re.fullmatch(rf"[0-9a-fA-F]{{{width}}}", raw[i + 2:i + 2 + width]):
-            chars.append(chr(int(raw[i + 2:i + 2 + width], 16)))
-        else:
-            return None
-        offs.append(body_start + i)
-        i += 2 + width
-    return chars, offs
+    return _unescape(raw, body_start, _PY_ESCAPES, {"x": 2, "u": 4, "U": 8})
 
 
 def _py_line_items(text: str, taken: Sequence[tuple[int, int]] = ()
