@@ -1,13 +1,17 @@
-"""Build bench tasks in three agent formats that ``codeagent/bench/styles.py`` does not render.
+"""Build bench tasks in agent formats that ``codeagent/bench/styles.py`` does not render.
 
-Round 13's held-out check (docs/benchmarks.md): the formats live here, outside the bench's own styles, so the
-tagger's work is checked on conventions it was not written against. ``hermes``: Qwen/Hermes ``<tool_call>`` JSON
-in the assistant's text, ``<tool_response>`` results holding the file as a JSON string numbered ``N\\t``;
-``smol``: smolagents' Thought/Code/``<end_code>`` with ``Observation:`` user messages holding the raw file;
-``goose``: a ``─── text_editor | developer ───`` request, results as ``### path`` + a fence of ``N: code`` lines.
+The held-out checks of Rounds 13-15 (docs/benchmarks.md): the formats live here, outside the bench's own styles, so
+the tagger's work is checked on conventions it was not written against. Round 13: ``hermes`` (Qwen/Hermes
+``<tool_call>`` JSON, ``<tool_response>`` results holding the file as a JSON string numbered ``N\\t``), ``smol``
+(smolagents' Thought/Code/``<end_code>``, ``Observation:`` user messages holding the raw file), ``goose`` (a
+``─── text_editor | developer ───`` request, results as ``### path`` + a fence of ``N: code`` lines). Round 14:
+``grep`` (``grep -n -A`` views), ``repomap`` (Aider-like tree context, no calls), ``xmlcalls`` (Anthropic's legacy
+XML calls). Round 15: ``react`` (LangChain's ReAct scratchpad), ``interp`` (an IPython agent, files as
+``readlines()`` lists), ``powershell`` (CRLF output, backslash paths, here-string edits).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
+    PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 53 2 next_line react,interp,powershell,own
 """
 
 from __future__ import annotations
