@@ -321,7 +321,7 @@ def grep_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
 
 
 _CTAGS = re.compile(rf"[\w.$:~]+[ \t]+[a-z]+[ \t]+(?P<line>\d+)[ \t]+(?P<path>{_FILE})(?P<sep>[ \t])[ \t]*")
-_CTAGS_LINE = re.compile(rf"^[\w.$:~]+[ \t]+[a-z]+[ \t]+\d+[ \t]+{_FILE}[ \t]", re.MULTILINE)
+_CTAGS_LINE = re.compile("^" + _CTAGS.pattern, re.MULTILINE)
 
 
 def ctags_rows(text: str, start: int = 0, end: int | None = None) -> Runs | None:
@@ -451,8 +451,11 @@ class JsonString:
     key: str | None
 
 
-def _unescape(raw: str, body_start: int, escapes: dict[str, str], hex_widths: dict[str, int]
-              ) -> tuple[list[str], list[int]] | None:
+_Decoded = tuple[list[str], list[int]]
+"""A string literal's decoded chars and the source offset of each."""
+
+
+def _unescape(raw: str, body_start: int, escapes: dict[str, str], hex_widths: dict[str, int]) -> _Decoded | None:
     """A string literal's body decoded: its chars and the source offset of each (an escape's first char), or None
     where an escape is neither in ``escapes`` nor a hex escape of ``hex_widths`` (``u`` -> 4 digits)."""
     chars: list[str] = []
@@ -478,7 +481,7 @@ def _unescape(raw: str, body_start: int, escapes: dict[str, str], hex_widths: di
     return chars, offs
 
 
-def _decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
+def _decode(raw: str, body_start: int) -> _Decoded | None:
     """A JSON string body's chars and the source offset of each, or None where an escape is not JSON's."""
     return _unescape(raw, body_start, _ESCAPES, {"u": 4})
 
@@ -521,14 +524,13 @@ _PY_LIST_START = re.compile(r"\[\s*'|\\n',\s*['\"]")
 """A Python list of strings printed (``['def f():\\n', ...]``): checked before the array pattern runs."""
 
 
-def _py_decode(raw: str, body_start: int) -> tuple[list[str], list[int]] | None:
-    """A Python string literal's body (its repr: ``\\n``, ``\\'``, ``\\xhh``, ``\\uXXXX``) and the source offset of each
-    char, or None where an escape is not one ``repr`` writes."""
+def _py_decode(raw: str, body_start: int) -> _Decoded | None:
+    """A Python string literal's body (as ``repr`` writes it: ``\\n``, ``\\'``, ``\\xe9``, ``\\u00e9``) and the source
+    offset of each char, or None where an escape is not one ``repr`` writes."""
     return _unescape(raw, body_start, _PY_ESCAPES, {"x": 2, "u": 4, "U": 8})
 
 
-def _py_line_items(text: str, taken: Sequence[tuple[int, int]] = ()
-                   ) -> list[tuple[re.Match, list[tuple[int, int, tuple[list[str], list[int]] | None]]]]:
+def _py_line_items(text: str, taken: Sequence[tuple[int, int]] = ()) -> list[list[tuple[int, int, _Decoded | None]]]:
     """The Python lists of strings in ``text`` whose items mostly end in a line break (a ``readlines()`` result
     printed, on one line or IPython's one item per line), each item decoded; an item's trailing line break is
     dropped, its escape then standing for the break between lines. Only the text outside ``taken`` (arrays already
@@ -547,7 +549,7 @@ def _py_line_items(text: str, taken: Sequence[tuple[int, int]] = ()
                 e = e - 2
             items.append((s, e, decoded))
         if 2 * sum(text[e:e + 2] == "\\n" for _s, e, _d in items) >= len(items):  # lines as readlines() keeps them
-            out.append((m, items))
+            out.append(items)
     return out
 
 
@@ -593,9 +595,9 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
             bodies = list(_OBJECT_ITEM.finditer(text, m.start(2), m.end(2)))
             if len({o.group(1) for o in bodies}) == 1:  # one field holds every line
                 found.append((m, [(o.start(2), o.end(2)) for o in bodies]))
-    decoded = [(m, [(s, e, _decode(text[s:e], s)) for s, e in spans]) for m, spans in found]
-    decoded.extend(_py_line_items(text, [(f.start(), f.end()) for f, _spans in found]))
-    for m, items in decoded:
+    decoded = [(m.group(1), [(s, e, _decode(text[s:e], s)) for s, e in spans]) for m, spans in found]
+    decoded.extend((None, items) for items in _py_line_items(text, [(f.start(), f.end()) for f, _spans in found]))
+    for key, items in decoded:
         if len(items) < min_lines or any(d is None for _s, _e, d in items):
             continue
         lines = ["".join(d[0]) for _s, _e, d in items]
@@ -607,7 +609,6 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
             offs.extend(d[1])
             if k + 1 < len(items):
                 offs.append(e)  # the separator up to the next item's first char is the line break
-        key = m.group(1) if m.re is not _PY_ARRAY else None
         out.append(JsonString(items[0][0], items[-1][1], "\n".join(lines), [*offs, items[-1][1]], key or "lines"))
     return tuple(sorted(out, key=lambda js: js.start))
 
