@@ -7,13 +7,15 @@ mini-swe-agent observation, a JSON tool result holding the file, a diff of it, `
 (every line naming ``self``: runs of neighbours parse together, a lone hit parses alone), one file's
 ``grep -n -C2 'def '`` hits with context (``12:``/``13-``, no path), a JSON array of the file's lines, a Cline
 ``write_to_file`` call carrying the file, the diff as a Codex ``apply_patch`` call (JSON), a bash heredoc call writing
-the file, and IPython's pretty-print of the file's ``readlines()``.
+the file, IPython's pretty-print of the file's ``readlines()``, the file HTML-escaped in a web UI's ``<pre><code>``, a
+terminal screen showing it (a prompt line, lines wrapped at 80 columns) and org-babel's ``#+begin_example`` result.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import html
 import json
 import time
 from pathlib import Path
@@ -27,6 +29,7 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
     diff = "".join(difflib.unified_diff(lines, edited, "a/argparse.py", "b/argparse.py"))
     patch = "*** Begin Patch\n*** Update File: lib/argparse.py\n" + "".join(
         "@@\n" if ln.startswith("@@") else ln for ln in diff.splitlines(keepends=True)[2:]) + "*** End Patch\n"
+    prompt = "root@4c1d8e2a9b7f:/app# "
     hits = "".join(f"lib/argparse.py:{i}:{ln}" for i, ln in enumerate(lines, 1) if "self" in ln)
     near = sorted({k for i, ln in enumerate(lines) if ln.lstrip().startswith("def ")
                    for k in range(max(i - 2, 0), min(i + 3, len(lines)))})
@@ -49,6 +52,11 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
                              "TOOL_CALL", None),
         "heredoc_call": (f"THOUGHT: write it.\n\n```bash\ncat <<'EOF' > lib/argparse.py\n{text}EOF\n```", "TOOL_CALL", None),
         "ipython_readlines": ("Out[3]: [" + ",\n ".join(repr(ln) for ln in lines) + "]", "TOOL_OUTPUT", None),
+        "html_export": ('<div class="tool-result"><pre><code class="language-py">' + html.escape(text)
+                        + "</code></pre></div>", "TOOL_OUTPUT", None),
+        "terminal_screen_wrapped": (f"{prompt}sed -n '1,2000p' lib/argparse.py\n" + "\n".join(
+            ln[i:i + 80] for ln in text.split("\n") for i in range(0, len(ln) or 1, 80)) + "\n" + prompt, "TEXT", None),
+        "org_example": (f"#+RESULTS:\n#+begin_example\n{text}#+end_example\n", "TEXT", None),
     }
 
 

@@ -275,8 +275,119 @@ class PowerShell(S.Style):
             self.add("tool", "tool_output", "\r\n", sub)
 
 
+class Terminus(S.Style):
+    """Terminal-Bench's Terminus agent: the assistant answers in JSON (``analysis``, ``plan``, ``commands`` as
+    keystrokes), the user message is the new tmux screen: prompts, the typed command echoed (a heredoc's lines
+    behind ``> `` continuation prompts) and the output hard-wrapped at 80 columns."""
+    system = ("You are an AI assistant tasked with solving command-line tasks in a Linux environment. You will be given "
+              "a task description and the output from previously executed commands. Your goal is to solve the task by "
+              "providing batches of shell commands.\n\nFormat your response as JSON with the following structure:\n\n"
+              "{\n  \"analysis\": \"Analyze the current state based on the terminal output provided.\",\n  \"plan\": "
+              "\"Describe your plan for the next steps.\",\n  \"commands\": [\n    {\n      \"keystrokes\": \"ls -la\\n\",\n"
+              "      \"duration\": 0.1\n    }\n  ],\n  \"task_complete\": false\n}\n\nThe keystrokes are sent to the "
+              "terminal exactly as written.")
+    user_wrap = "Task Description:\n{text}\n\nCurrent terminal state:\nroot@4c1d8e2a9b7f:/app# "
+    prompt = "root@4c1d8e2a9b7f:/app# "
+
+    @staticmethod
+    def _wrap(text, width=80):
+        out = []
+        for line in text.split("\n"):
+            out += [line[i:i + width] for i in range(0, len(line), width)] or [""]
+        return "\n".join(out)
+
+    def _send(self, analysis, keys, screen, sub):
+        self.add("assistant", "text", json.dumps({"analysis": analysis, "plan": "Run the command and read its output.",
+                                                  "commands": [{"keystrokes": keys, "duration": 1.0}],
+                                                  "task_complete": False}, indent=2), sub)
+        if screen is not None:
+            self.add("user", "text", "New Terminal Output:\n\n" + self._wrap(screen) + "\n" + self.prompt, sub)
+
+    def view(self, path, start, end, content, sub):
+        cmd = f"sed -n '{start},{end}p' {path}"
+        self._send(f"I need to read {path}.", cmd + "\n", f"{self.prompt}{cmd}\n{content}", sub)
+
+    def run(self, command, log, sub):
+        self._send("Time to run the tests.", command + "\n", f"{self.prompt}{command}\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        tmp = "/tmp/new_def" + Path(path).suffix
+        keys = f"cat > {tmp} << 'EOF'\n{code}\nEOF\npython3 /tmp/replace_def.py {path}\n"
+        echoed = "\n".join("> " + line for line in code.split("\n"))
+        screen = (f"{self.prompt}cat > {tmp} << 'EOF'\n{echoed}\n> EOF\n"
+                  f"{self.prompt}python3 /tmp/replace_def.py {path}")
+        self._send(f"I will rewrite the definition in {path}.", keys, screen if result is not None else None, sub)
+
+
+class Org(S.Style):
+    """An Emacs org-mode agent (gptel with org-babel): commands in ``#+begin_src sh`` blocks, results under
+    ``#+RESULTS:`` in a ``#+begin_example`` block (``: ``-prefixed lines when short), edits as a tangled
+    ``#+begin_src LANG :tangle PATH`` block; the assistant writes org headings."""
+    system = ("You are a large language model living in Emacs and a helpful assistant. You work in an org-mode buffer: "
+              "run shell commands in #+begin_src sh blocks, which org-babel evaluates, and write code changes as "
+              "#+begin_src blocks with a :tangle header naming the file.")
+    assistant_wrap = "** {text}"
+
+    @staticmethod
+    def _results(out):
+        lines = out.split("\n")
+        if len(lines) < 10:
+            return "#+RESULTS:\n" + "\n".join(": " + line if line else ":" for line in lines)
+        return "#+RESULTS:\n#+begin_example\n" + out + "\n#+end_example"
+
+    def _sh(self, title, cmd, out, sub):
+        self.add("assistant", "text", f"*** {title}\n#+begin_src sh :results output\n{cmd}\n#+end_src", sub)
+        self.add("user", "text", self._results(out), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._sh(f"Reading {path}", f"sed -n '{start},{end}p' {path}", content, sub)
+
+    def run(self, command, log, sub):
+        self._sh("Running the tests", command, log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"*** New definition\n#+begin_src {lang or 'text'} :tangle {path}\n{code}\n"
+                 "#+end_src", sub)
+        if result is not None:
+            self.add("user", "text", f"Tangled 1 code block to {path}", sub)
+
+
+class Html(S.Style):
+    """A chat exported from a web UI as HTML: calls as ``<div class="tool-call">``, files and logs in
+    ``<pre><code>`` with the HTML entities escaped (``&lt;``, ``&gt;``, ``&amp;``, ``&quot;``, ``&#x27;``)."""
+    system = ("<p>You are a coding assistant inside a web IDE. Call a tool by writing <code>read(path, from, to)</code>, "
+              "<code>exec(command)</code> or <code>write(path, code)</code>; the IDE shows its result.</p>")
+    user_wrap = '<div class="message user"><p>{text}</p></div>'
+    assistant_wrap = '<div class="message assistant"><p>{text}</p></div>'
+
+    @staticmethod
+    def _esc(text):
+        import html
+        return html.escape(text)
+
+    def _call(self, body, sub):
+        self.add("assistant", "tool_call", f'<div class="tool-call"><code>{self._esc(body)}</code></div>', sub)
+
+    def view(self, path, start, end, content, sub):
+        lang = Path(path).suffix.lstrip(".")
+        self._call(f"read({path!r}, {start}, {end})", sub)
+        self.add("tool", "tool_output", f'<div class="tool-result"><div class="filename">{path}</div>'
+                 f'<pre><code class="language-{lang}">{self._esc(content)}</code></pre></div>', sub)
+
+    def run(self, command, log, sub):
+        self._call(f"exec({command!r})", sub)
+        self.add("tool", "tool_output", f'<div class="tool-result"><pre><code>{self._esc(log)}</code></pre></div>', sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", f'<div class="tool-call"><code>write({path!r})</code><pre><code class='
+                 f'"language-{lang}">{self._esc(code)}</code></pre></div>', sub)
+        if result is not None:
+            self.add("tool", "tool_output", '<div class="tool-result"><p>Saved.</p></div>', sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
-                  react=React, interp=Interp, powershell=PowerShell)
+                  react=React, interp=Interp, powershell=PowerShell,
+                  terminus=Terminus, org=Org, html=Html)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":

@@ -27,8 +27,10 @@ from codeagent.kvcache.tagger_calls import (
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, bare_grep_rows, best_language, code_literals, code_regions, ctags_rows, diff_hunks,
-    escaped_whitespace, fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, yaml_block_rows,
+    escaped_whitespace, fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, org_result_rows, outline_rows,
+    yaml_block_rows,
 )
+from codeagent.kvcache.tagger_media import PROMPT, clean as clean_media
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
 
@@ -82,26 +84,6 @@ def _normalize(intervals: list[Interval], length: int) -> list[Interval]:
     if pos < length:
         _emit(out, pos, length, last)
     return out
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-"""A terminal escape: a colour or cursor sequence (CSI) or a title or hyperlink (OSC)."""
-
-
-def _without_ansi(text: str) -> tuple[str, list[int]]:
-    """``text`` without terminal escapes, and for each of its chars (and its end) the index in ``text``; an
-    escape goes with the char before it."""
-    pieces: list[str] = []
-    back: list[int] = []
-    pos = 0
-    for m in _ANSI.finditer(text):
-        pieces.append(text[pos:m.start()])
-        back.extend(range(pos, m.start()))
-        pos = m.end()
-    pieces.append(text[pos:])
-    back.extend(range(pos, len(text)))
-    back.append(len(text))
-    return "".join(pieces), back
 
 
 def _shift(intervals: list[Interval], offset: int) -> list[Interval]:
@@ -766,6 +748,8 @@ _END_OF_EDIT = re.compile(r"^[ \t]*end_of_edit[ \t]*\n?\Z", re.MULTILINE)
 CODE_KEYS = frozenset({"content", "file_text", "new_str", "old_str", "code", "source", "text", "new_content",
                        "patch", "diff", "file_content", "contents"})
 """JSON keys whose string value is read as code first (any other string is detected by content)."""
+COMMAND_KEYS = frozenset({"command", "cmd", "keystrokes", "script", "shell"})
+"""JSON keys of a call whose string value is shell input: command lines, with the heredocs they feed read as code."""
 _XML_CODE_PARAM = re.compile(
     rf"<(?:parameter=|parameter\s+name=[\"']?)?({'|'.join(sorted(CODE_KEYS))})[\"']?(?:\s[^>]*)?>\n?(.*?)"
     r"</(?:\1|parameter)>", re.DOTALL)
@@ -901,10 +885,14 @@ class StructureTagger:
         """Char intervals [start, end) of text with their tags, covering the text in order."""
         if not text:
             return []
-        if "\x1b" in text:  # colours (``bat``, ``grep --color``, ``git diff --color``): tag the text without them
-            clean, back = _without_ansi(text)
-            if len(clean) < len(text):
-                return [(back[s] if s else 0, back[e], t) for s, e, t in self.intervals(clean, info)]
+        cleaned = clean_media(text)  # colours, HTML escaping, a terminal's wraps: tag the text without them
+        if cleaned is not None:
+            plain, back = cleaned
+            mapped = [Interval(back[s] if s else 0, back[e], t) for s, e, t in self._intervals(plain, info)]
+            return _normalize(mapped, len(text))
+        return self._intervals(text, info)
+
+    def _intervals(self, text: str, info: SpanInfo) -> list[Interval]:
         language = (info.language or "").lower() or None
         language = language_for_fence(language) or language if language else None  # accept "py", "ts"...
         if info.kind in CODE_KINDS or (info.kind == SegmentKind.TOOL_OUTPUT and language is not None):
@@ -934,6 +922,8 @@ class StructureTagger:
                 return self._rows(text, [(s, c, e, True) for s, c, e in rows],
                                   lambda code: self._content(code, None, "prose"))
             language, default = None, "prose" if default == "code" else default
+        if PROMPT.search(text):  # a terminal screen, whatever the span was taken for
+            return self._screen(text, language, default)
         if default != "code" and looks_like_test_log(text):
             default = "log"
         if default in ("prose", "call"):
@@ -951,6 +941,28 @@ class StructureTagger:
                 return out
         return self._fenced(text, language, default)
 
+    def _screen(self, text: str, language: str | None, default: str) -> list[Interval]:
+        """A terminal screen: each prompt line is a call (with the heredoc typed after it), the output after it is
+        read by content, in the language of the path its command names."""
+        out: list[Interval] = []
+        pos, lang = 0, language
+        for m in PROMPT.finditer(text):
+            if m.start() < pos:
+                continue
+            out.extend(_shift(self._content(text[pos:m.start()], lang, default), pos))
+            end = text.find("\n", m.end())
+            end = len(text) if end < 0 else end + 1
+            bodies = heredocs(text[m.start():])
+            if bodies and bodies[0][0] == end - m.start():  # the heredoc this command line opens: up to its delimiter
+                close = text.find("\n", m.start() + bodies[0][1])
+                end = len(text) if close < 0 else close + 1
+            command = text[m.start():end]
+            out.extend(_shift(self._call(command), m.start()))
+            lang = call_language(command[m.end() - m.start():]) or language
+            pos = end
+        out.extend(_shift(self._content(text[pos:], lang, default), pos))
+        return out
+
     def _fenced(self, text: str, language: str | None, default: str) -> list[Interval]:
         """Code inside Markdown fences (in the fence's language, else a path named above it, else
         the span's), the shapes of everything outside them."""
@@ -964,9 +976,12 @@ class StructureTagger:
             piece = text[start:end]
             if is_code:
                 lang = language_for_fence(fence_info or "")
+                inner = "code"
                 if lang is None and not (fence_info or "").strip():
                     lang = self._path_language(text[:start]) or (language if default == "code" else None)
-                out.extend(_shift(self._content(piece, lang, "code"), start))
+                    if lang is None and looks_like_test_log(piece):  # a log pasted in a plain fence
+                        inner = "log"
+                out.extend(_shift(self._content(piece, lang, inner), start))
             else:
                 out.extend(_shift(self._shapes(piece, language, "prose" if default == "code" else default), start))
         return out
@@ -1027,7 +1042,8 @@ class StructureTagger:
         pos = 0
         for js in strings:
             out.extend(_shift(self._call_lines(text[pos:js.start]), pos))
-            out.extend(self._json_value(js, lang, "code" if js.key in CODE_KEYS else "prose"))
+            out.extend(self._json_value(js, lang, "code" if js.key in CODE_KEYS else
+                                        "command" if js.key in COMMAND_KEYS else "prose"))
             pos = js.end
         out.extend(_shift(self._call_lines(text[pos:]), pos))
         return out
@@ -1055,8 +1071,10 @@ class StructureTagger:
         return _plan_to_intervals(text, plan, self._alloc)
 
     def _json_value(self, js: JsonString, language: str | None, default: str) -> list[Interval]:
-        """Tags of a decoded JSON string, mapped back onto the escaped source chars."""
-        inner = _normalize(sorted(self._content(js.value, language, default), key=itemgetter(0)), len(js.value))
+        """Tags of a decoded JSON string (``default`` "command": shell lines typed or run), mapped back onto the
+        escaped source chars."""
+        got = self._call_lines(js.value) if default == "command" else self._content(js.value, language, default)
+        inner = _normalize(sorted(got, key=itemgetter(0)), len(js.value))
         return [Interval(js.offsets[s], js.offsets[e], t) for s, e, t in inner if js.offsets[e] > js.offsets[s]]
 
     def _shapes(self, text: str, language: str | None, default: str) -> list[Interval]:
@@ -1084,6 +1102,10 @@ class StructureTagger:
             lang = language or self._path_language(text[: next((s for s, c, _e in rows if c >= 0), 0)])
             inner = "code" if default in ("code", "prose", "log") else default
             return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._lines(code, lang, inner))
+        rows = org_result_rows(text) if default != "code" else None
+        if rows is not None:  # org-babel's short results: a command's output behind ``: ``
+            return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._content(code, language,
+                                                                                                     default))
         hits = grep_rows(text) or outline_rows(text) or ctags_rows(text)
         if hits is not None:
             return self._grep(text, hits, default, language)

@@ -36,6 +36,9 @@ _XML_PARAM_CALL = re.compile(r"<([a-z][a-z0-9]*(?:_[a-z0-9]+)+)>[ \t]*\n?[ \t]*<
 (``<read_file>\n<path>x.py</path>\n</read_file>``)."""
 _SHELL_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*(?:bash|sh|shell|console|zsh)[ \t]*\n.*?^[ \t]*\1[ \t]*$",
                           re.MULTILINE | re.DOTALL)
+_ORG_SHELL = re.compile(r"^[ \t]*#\+begin_src[ \t]+(?:bash|sh|shell|zsh)\b.*?^[ \t]*#\+end_src[ \t]*$",
+                        re.MULTILINE | re.DOTALL | re.IGNORECASE)
+"""A shell block in org-mode (``#+begin_src sh`` ... ``#+end_src``), which org-babel runs."""
 _COMMAND_LINE = re.compile(
     r"^[ \t]*(?:\$ |>>> |(?:ACTION|Action|COMMAND|Command):\s*)?"
     r"(?:view|open|open_file|cat|bat|batcat|nl|sed|head|tail|less|grep|rg|find|ls|cd|python3?|pytest|npm|npx|yarn|node|"
@@ -168,6 +171,10 @@ def _is_json_call(value: object) -> bool:
         return True
     if keys & {"tool_calls", "function_call", "functionCall", "toolCalls"}:  # OpenAI, Gemini
         return True
+    if isinstance(value.get("commands"), list) and value["commands"] and all(
+            isinstance(c, str) or isinstance(c, dict) and c.keys() & {"keystrokes", "command", "cmd"}
+            for c in value["commands"]):  # a batch of shell input (Terminal-Bench's Terminus: keystrokes)
+        return True
     named = bool(keys & {"name", "tool", "function", "action"})
     return named and bool(keys & {"arguments", "input", "parameters", "args", "params", "command"})
 
@@ -186,7 +193,7 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
     for s, e, value in _json_objects(text):
         if _is_json_call(value):
             found.append((s, e))
-    for pattern in (_SHELL_FENCE, _REACT, CODE_ACTION, _API_CALL):
+    for pattern in (_SHELL_FENCE, _ORG_SHELL, _REACT, CODE_ACTION, _API_CALL):
         found += [_span(m) for m in pattern.finditer(text)]
     found += command_fences(text)
     for m in _FUNC_CALL.finditer(text):

@@ -243,22 +243,44 @@ _DIAGNOSTIC = re.compile(r"\d+:|\s*(?:error|warning|note|info|hint)\b|\s*[A-Z]{1
 _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n`]*\n?$")
 
 
+_ORG_OPEN = re.compile(r"[ \t]*#\+begin_(src|example)\b[ \t]*([^\s]*)[^\n]*\n?$", re.IGNORECASE)
+"""An org-mode block (``#+begin_src python :tangle a.py``, ``#+begin_example``): a fence in Emacs' notation."""
+
+
+def _fence_open(line: str) -> tuple[str, str] | None:
+    """A fence's opening line: (the closing marker it waits for, its info string)."""
+    m = _FENCE_OPEN.match(line)
+    if m:
+        return m.group(1), m.group(2)
+    m = "#+" in line and _ORG_OPEN.match(line)
+    if m:
+        return "#+end_" + m.group(1).lower(), m.group(2) if m.group(1).lower() == "src" else ""
+    return None
+
+
+def _fence_closes(line: str, marker: str) -> bool:
+    stripped = line.strip()
+    if marker.startswith("#+"):
+        return stripped.lower() == marker
+    return bool(stripped) and set(stripped) == {marker[0]} and len(stripped) >= len(marker)
+
+
 def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
-    """Split text into (start, end, language, is_code) segments around Markdown fences."""
+    """Split text into (start, end, language, is_code) segments around Markdown fences (and org-mode's
+    ``#+begin_src LANG``/``#+begin_example`` blocks)."""
     segments: list[tuple[int, int, str | None, bool]] = []
     prose_start = 0
     fence: tuple[str, str, int] | None = None  # (marker, info, code start)
     for s, e in line_spans(text, 0, len(text)):
         line = text[s:e]
         if fence is None:
-            m = _FENCE_OPEN.match(line)
-            if m:
+            opened = _fence_open(line)
+            if opened:
                 segments.append((prose_start, e, None, False))  # prose up to and with the fence line
-                fence = (m.group(1), m.group(2), e)
+                fence = (*opened, e)
         else:
             marker, info, code_start = fence
-            stripped = line.strip()
-            if stripped and set(stripped) == {marker[0]} and len(stripped) >= len(marker):
+            if _fence_closes(line, marker):
                 segments.append((code_start, s, info, True))
                 fence = None
                 prose_start = s
@@ -267,6 +289,25 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
     else:
         segments.append((prose_start, len(text), None, False))
     return [seg for seg in segments if seg[1] > seg[0]]
+
+
+_ORG_FIXED = re.compile(r":(?: |$)")
+
+
+def org_result_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
+    """org-babel's short results, every line behind a ``: `` (``#+RESULTS:`` then ``: import os``): (line start,
+    code start, line end) per line, code start -1 for a line without the prefix; None unless two or more lines
+    and at least half the non-blank ones carry it."""
+    end = len(text) if end is None else end
+    rows: list[tuple[int, int, int]] = []
+    fixed = nonblank = 0
+    for s, e in line_spans(text, start, end):
+        line = text[s:e].rstrip("\r\n")
+        m = _ORG_FIXED.match(line)
+        rows.append((s, s + m.end(), e) if m else (s, -1, e))
+        fixed += m is not None
+        nonblank += not line.isspace() and line != ""
+    return rows if fixed >= 2 and fixed * 2 >= nonblank else None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import html
 import json
 import re
 import textwrap
@@ -319,6 +320,13 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "print_readlines": lambda c: repr(c.splitlines(keepends=True)) + "\n",
     "crlf": lambda c: c.replace("\n", "\r\n"),
     "select_string": lambda c: "".join(f"src\\pkg\\wrap.py:{i}:{ln}" for i, ln in enumerate(c.splitlines(keepends=True), 1)),
+    "html_export": lambda c: ('<div class="tool-result"><div class="filename">src/wrap.py</div><pre><code class='
+                              f'"language-python">{html.escape(c)}</code></pre></div>'),
+    "org_example": lambda c: f"#+RESULTS:\n#+begin_example\n{c}#+end_example\n",
+    "org_src": lambda c: f"#+begin_src python :tangle src/wrap.py\n{c}#+end_src\n",
+    "terminal_screen": lambda c: (f"root@4c1d8e2a9b7f:/app# sed -n '1,400p' src/wrap.py\n"
+                                  + "\n".join(ln[i:i + 64] for ln in c.split("\n") for i in range(0, len(ln) or 1, 64))
+                                  + "\nroot@4c1d8e2a9b7f:/app# "),
 }
 
 
@@ -746,3 +754,87 @@ def test_views_from_any_line_keep_every_signature(tagger, source):
             for m in re.finditer(r"^(?: *\d+\t)? *def (\w+)\(.*\):\n", view, re.M):  # one-line headers
                 tag = tag_at(ivs, m.start(1))
                 assert tag.block_type == B.FUNCTION_SIGNATURE, (source, start + 1, m.group(1), tag)
+
+
+# ------------------------------------------------------------------------------ media and notations
+PROMPT = "root@4c1d8e2a9b7f:/app# "
+
+
+def test_terminal_screen_commands_output_and_typed_heredoc(tagger):
+    """A tmux screen (Terminal-Bench's Terminus): prompt lines are the calls, the output after one is code in the
+    language of the path its command names, a line the screen wrapped reads as one line, and a heredoc typed after
+    ``> `` continuation prompts is code."""
+    code = ('class Column:\n    def describe(self, dtype):\n        raise ValueError(f"Data type {dtype} is not '
+            'supported by the interchange protocol, sorry")\n\n    def size(self) -> int:\n        return 3\n')
+    lines = code.split("\n")
+    width = 64
+    shown = "\n".join(ln[i:i + width] for ln in lines for i in range(0, len(ln) or 1, width))
+    screen = (f"New Terminal Output:\n\n{PROMPT}sed -n '1,6p' pkg/col.py\n{shown}\n{PROMPT}cat > /tmp/fix.py << 'EOF'\n"
+              "> def build(root, strict=False):\n>     return root\n> EOF\n" + PROMPT)
+    for kind in (K.TEXT, K.TOOL_OUTPUT, K.FILE_VIEW):
+        ivs = tagger.intervals(screen, SpanInfo(kind=kind))
+        covered(screen, ivs)
+        assert tag_of(screen, ivs, "sed -n").block_type == B.TOOL_CALL, kind
+        assert tag_of(screen, ivs, "cat > /tmp").block_type == B.TOOL_CALL, kind
+        assert tag_of(screen, ivs, "Column:").block_type == B.CLASS_DECLARATION, kind
+        assert tag_of(screen, ivs, "size(self)").block_type == B.FUNCTION_SIGNATURE, kind  # after the wrapped line
+        assert tag_of(screen, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE, kind
+        rest = screen.index("supported by")  # the wrapped part goes with the line it was cut from
+        assert tag_at(ivs, rest).block_id == tag_of(screen, ivs, "raise ValueError").block_id
+
+
+def test_terminus_keystrokes_are_a_call_with_their_heredoc_code(tagger):
+    reply = json.dumps({"analysis": "The helper is wrong.", "plan": "Rewrite it.", "commands": [
+        {"keystrokes": f"cat > pkg/mod.py << 'EOF'\n{NEW_DEF}\nEOF\n", "duration": 0.1},
+        {"keystrokes": "python -m pytest -x tests/\n", "duration": 5.0}], "task_complete": False}, indent=2)
+    assert tool_call_spans(reply)
+    ivs = tagger.intervals(reply, SpanInfo(kind=K.TEXT))
+    covered(reply, ivs)
+    assert tag_of(reply, ivs, '"commands"').block_type == B.TOOL_CALL
+    assert tag_of(reply, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(reply, ivs, "cat > pkg").block_type == B.TOOL_CALL
+
+
+def test_org_mode_blocks_and_results(tagger):
+    """An Emacs org-mode agent (gptel, org-babel): a ``#+begin_src sh`` block is a call, a tangled source block is
+    code, short results behind ``: `` and long ones in ``#+begin_example`` are read by content."""
+    call = "*** Reading the helper\n#+begin_src sh :results output\nsed -n '1,20p' pkg/mod.py\n#+end_src"
+    assert tool_call_spans(call)
+    ivs = tagger.intervals(call, SpanInfo(kind=K.TEXT))
+    assert tag_of(call, ivs, "sed -n").block_type == B.TOOL_CALL
+    assert tag_of(call, ivs, "Reading").block_type == B.TEXT
+    edit = f"*** New definition\n#+begin_src python :tangle pkg/mod.py\n{NEW_DEF}\n#+end_src"
+    ivs = tagger.intervals(edit, SpanInfo(kind=K.TEXT))
+    assert tag_of(edit, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
+    short = "#+RESULTS:\n" + "\n".join(": " + ln if ln else ":" for ln in NEW_DEF.split("\n"))
+    ivs = tagger.intervals(short, SpanInfo(kind=K.TEXT))
+    covered(short, ivs)
+    assert tag_of(short, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(short, ivs, "return os.path").block_type == B.FUNCTION_BODY
+    log = f"#+RESULTS:\n#+begin_example\n{LOGS['pytest'][0]}#+end_example"
+    ivs = tagger.intervals(log, SpanInfo(kind=K.TEXT))
+    assert tag_of(log, ivs, "E       assert").block_type == B.ERROR
+    assert tag_of(log, ivs, "collected 3").block_type == B.LOG
+
+
+def test_test_log_in_a_plain_fence_is_a_log(tagger):
+    """A log pasted in a fence without a language (a user's message, Goose's results) is a log, not code."""
+    for runner in ("pytest", "jest", "go"):
+        text, error, plain = LOGS[runner]
+        fenced = f"The tests fail:\n\n```\n{text}```\n"
+        ivs = tagger.intervals(fenced, SpanInfo(kind=K.TEXT))
+        assert tag_of(fenced, ivs, error).block_type == B.ERROR, runner
+        assert tag_of(fenced, ivs, plain).block_type == B.LOG, runner
+
+
+def test_html_escaped_view_tags_like_the_plain_one(tagger):
+    """A view escaped as HTML (quotes too) gets, char for char, the tags of the same view shown plain."""
+    plain = f"```python\n{CODE}```\n"
+    page = f'<div class="tool-result"><pre><code class="language-python">{html.escape(CODE)}</code></pre></div>'
+    a, b = tagger.intervals(plain, SpanInfo(kind=K.TOOL_OUTPUT)), tagger.intervals(page, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(page, b)
+    assert tag_of(page, b, "&quot;&quot;&quot;").block_type == B.DOCSTRING
+    for name in ("class TextWrapper", "def __init__", "def _munge_whitespace"):
+        assert tag_of(page, b, name).block_type == tag_of(plain, a, name).block_type, name
+    line = "        self.width = width"
+    same_tags(plain, a, plain.index(line), page, b, page.index(line), len(line))

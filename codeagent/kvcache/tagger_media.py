@@ -1,0 +1,180 @@
+"""Text that reached the agent through a medium that changed it: terminal colours, HTML escaping, a terminal
+screen's hard wraps and continuation prompts. Each ``clean_*`` gives the text the tagger reads and, for each of its
+chars (and its end), the index of the source char it came from, or None when the medium left no mark.
+
+A removed piece of source (an escape sequence, a wrap's line break, a ``> `` prompt) goes with the char before it; a
+piece replaced by other text (``&lt;`` by ``<``, ``<pre><code class="language-py">`` by a fence line) maps every char of
+the replacement to the piece's start, so an interval of the clean text maps back onto whole source pieces.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+
+Cleaned = tuple[str, list[int]]
+"""The clean text and, for each of its chars plus its end, the source index."""
+
+
+def _rewrite(text: str, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> Cleaned:
+    """``text`` with every match of ``pattern`` replaced by ``replace(match)``, and the map back."""
+    pieces: list[str] = []
+    back: list[int] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        pieces.append(text[pos:m.start()])
+        back.extend(range(pos, m.start()))
+        new = replace(m)
+        pieces.append(new)
+        back.extend([m.start()] * len(new))
+        pos = m.end()
+    pieces.append(text[pos:])
+    back.extend(range(pos, len(text)))
+    back.append(len(text))
+    return "".join(pieces), back
+
+
+def compose(outer: list[int], inner: list[int]) -> list[int]:
+    """The map back of a text cleaned twice: ``inner`` maps the second clean text onto the first, ``outer`` the
+    first onto the source."""
+    return [outer[i] for i in inner]
+
+
+# ------------------------------------------------------------------------------ terminal colours
+_ANSI = re.compile(r"\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+"""A terminal escape: a colour or cursor sequence (CSI) or a title or hyperlink (OSC)."""
+
+
+def clean_ansi(text: str) -> Cleaned | None:
+    """``text`` without terminal escapes (``bat``, ``grep --color``, ``git diff --color``)."""
+    if "\x1b" not in text:
+        return None
+    clean, back = _rewrite(text, _ANSI, lambda m: "")
+    return (clean, back) if len(clean) < len(text) else None
+
+
+# ------------------------------------------------------------------------------ HTML
+_ENTITY = r"&(?:lt|gt|amp|quot|apos|nbsp|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});"
+_HTML = re.compile(
+    r"(?P<open><pre\b[^>]*>[ \t]*(?:<code\b(?P<attrs>[^>]*)>)?)"
+    r"|(?P<close>(?:</code>[ \t]*)?</pre>)"
+    rf"|(?P<entity>{_ENTITY})"
+    r"|(?P<inline></?(?:code|kbd|samp|tt)\b[^>]*>)"
+    r"|(?P<block></?(?:div|p|br|li|ul|ol|h[1-6]|table|thead|tbody|tr|td|th|blockquote|section|article|details"
+    r"|summary|header|footer|main|hr)\b[^>]*/?>)"
+    r"|(?P<tag></?(?:span|b|i|em|strong|a|small|mark|sub|sup|u|s|del|ins|abbr|time|font)\b[^>]*>)",
+    re.IGNORECASE,
+)
+_ENTITIES = re.compile(_ENTITY)
+_CODE_TAG = re.compile(r"<(?:pre|code)\b[^>]*>", re.IGNORECASE)
+_LANG_CLASS = re.compile(r"""class=["'][^"']*?\b(?:language|lang)-([\w+#.-]+)""", re.IGNORECASE)
+
+
+def _html_piece(m: re.Match[str]) -> str:
+    if m.group("open") is not None:
+        lang = _LANG_CLASS.search(m.group("attrs") or m.group("open"))
+        return f"\n```{lang.group(1) if lang else ''}\n"
+    if m.group("close") is not None:
+        return "\n```\n"
+    if m.group("entity") is not None:
+        return html.unescape(m.group("entity"))
+    if m.group("inline") is not None:
+        return "`"
+    return "\n" if m.group("block") is not None else ""
+
+
+def clean_html(text: str) -> Cleaned | None:
+    """A span written as HTML with its text escaped (a chat exported from a web UI, a page an agent fetched): the
+    entities decoded, ``<pre>``/``<pre><code class="language-x">`` blocks as Markdown fences in that language,
+    inline ``<code>`` as backticks, block elements as line breaks, other tags removed. Only a span that opens with a
+    tag and holds a ``<pre>`` or ``<code>`` element and at least two escaped entities is read so: a file whose
+    docstrings show HTML (``<div>this &lt;div&gt; ...``) stays as it is."""
+    if (not text.lstrip().startswith("<") or "&" not in text or not _CODE_TAG.search(text)
+            or len(_ENTITIES.findall(text, 0, 200_000)) < 2):
+        return None
+    return _rewrite(text, _HTML, _html_piece)
+
+
+# ------------------------------------------------------------------------------ a terminal screen
+PROMPT = re.compile(r"^(?:\([\w.\-]+\) )?[\w.\-]+@[\w.\-]+:[^\n#$]{0,200}[#$] ", re.MULTILINE)
+"""A shell prompt opening a line of a terminal screen (``root@4c1d8e2a9b7f:/app# ``, ``(venv) dev@box:~/src$ ``)."""
+_PS2 = re.compile(r"^> ?", re.MULTILINE)
+_HEREDOC_OPEN = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1")
+_MIN_WIDTH = 40
+
+
+_LINE_OPENER = re.compile(r"(?:def|class|async|import|from|return|if|for|while|with|try|@|#|//|/\*|\}|\)|\])(?:\b|\s|$)")
+
+
+def _goes_on(full: str, line: str) -> bool:
+    """Whether ``line`` is the rest of ``full``, a line as long as the screen is wide: a wrap cuts anywhere, so the
+    rest starts at a character (a line of its own after a full-width one most often starts indented or with a
+    keyword, a decorator, a comment or a closing bracket), or ``full`` leaves a double-quoted string open."""
+    if not line:
+        return False
+    if full.replace('"""', "").count('"') % 2:
+        return True
+    return not line[0].isspace() and not _LINE_OPENER.match(line)
+
+
+def _wrap_width(lines: list[str]) -> int | None:
+    """The width a screen hard-wrapped its lines at: the longest line's length, when two or more lines have it."""
+    widths = [len(line) for line in lines]
+    width = max(widths, default=0)
+    return width if width >= _MIN_WIDTH and widths.count(width) >= 2 else None
+
+
+def clean_terminal(text: str) -> Cleaned | None:
+    """A terminal screen (a tmux capture: shell prompts open some of its lines): lines the terminal wrapped at its
+    width joined back, and the ``> `` continuation prompts before the lines of a heredoc typed at a prompt removed,
+    so a command's output and the code typed into it read as they were written."""
+    if not PROMPT.search(text):
+        return None
+    lines = text.split("\n")
+    width = _wrap_width(lines)
+    drop: list[tuple[int, int]] = []  # source ranges to remove
+    pos = 0
+    delimiter: str | None = None
+    wrapped = False  # the line before was cut at the screen's width: this one goes on with it
+    for i, line in enumerate(lines):
+        end = pos + len(line)
+        if delimiter is not None and not wrapped:
+            m = _PS2.match(line)
+            if m is None:
+                delimiter = None
+            else:
+                drop.append((pos, pos + m.end()))
+                if line[m.end():].strip() == delimiter:
+                    delimiter = None
+        if delimiter is None and not wrapped and PROMPT.match(line):
+            h = _HEREDOC_OPEN.search(line)
+            delimiter = h.group(2) if h else None
+        wrapped = width is not None and len(line) == width and i + 1 < len(lines) and _goes_on(line, lines[i + 1])
+        if wrapped:
+            drop.append((end, end + 1))  # the wrap's line break
+        pos = end + 1
+    if not drop:
+        return None
+    pieces: list[str] = []
+    back: list[int] = []
+    pos = 0
+    for s, e in drop:
+        pieces.append(text[pos:s])
+        back.extend(range(pos, s))
+        pos = e
+    pieces.append(text[pos:])
+    back.extend(range(pos, len(text)))
+    back.append(len(text))
+    return "".join(pieces), back
+
+
+def clean(text: str) -> Cleaned | None:
+    """``text`` cleaned of every medium found in it (colours, then HTML, then a terminal's wraps), or None when
+    none was."""
+    out: Cleaned | None = None
+    for step in (clean_ansi, clean_html, clean_terminal):
+        got = step(out[0] if out else text)
+        if got is not None:
+            out = got if out is None else (got[0], compose(out[1], got[1]))
+    return out

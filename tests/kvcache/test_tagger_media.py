@@ -1,0 +1,77 @@
+"""Text changed by the medium that carried it: colours, HTML escaping, a terminal screen's wraps and prompts. The
+clean text is what the medium hid, and every clean char maps back onto the source char (or piece) it came from."""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from pathlib import Path
+
+from codeagent.kvcache.tagger_media import clean, clean_ansi, clean_html, clean_terminal
+
+SOURCE = Path(textwrap.__file__).read_text()
+PROMPT = "root@4c1d8e2a9b7f:/app# "
+
+
+def maps_back(text: str, got: tuple[str, list[int]]) -> None:
+    """Every clean char that the medium did not make comes from the source char its map names."""
+    plain, back = got
+    assert len(back) == len(plain) + 1 and back[-1] == len(text)
+    assert back == sorted(back)
+    kept = sum(plain[i] == text[back[i]] for i in range(len(plain)))
+    assert kept >= 0.8 * len(plain)
+
+
+def test_colours_removed():
+    text = "\x1b[32mdef\x1b[0m f(x):\n    return x\n"
+    plain, back = clean_ansi(text)
+    assert plain == "def f(x):\n    return x\n"
+    assert text[back[plain.index("f(x)")]:].startswith("f(x)")
+    assert clean_ansi("def f(x):\n") is None
+
+
+def test_html_export_decoded_to_a_fence():
+    code = SOURCE[:3000]
+    text = ('<div class="tool-result"><div class="filename">lib/textwrap.py</div><pre><code class="language-py">'
+            + html.escape(code) + "</code></pre></div>")
+    got = clean_html(text)
+    maps_back(text, got)
+    plain, back = got
+    assert "\n```py\n" + code + "\n```\n" in plain
+    quote = plain.index('"""')  # a decoded quote maps back onto its whole entity
+    assert text[back[quote]:back[quote + 1]] == "&quot;"
+    assert "<pre" not in plain and "&quot;" not in plain
+
+
+def test_html_left_alone_where_it_is_not_an_escaped_page():
+    docstring = 'def f():\n    """<div>this &lt;div&gt; has no class</div>"""\n    return "&amp;"\n'
+    assert clean_html(docstring) is None  # a file whose docstring shows HTML
+    assert clean_html("<p>Use <code>read(path)</code> to read a file.</p>") is None  # no escaped text
+    assert clean(docstring) is None
+
+
+def test_terminal_wraps_joined_and_continuation_prompts_removed():
+    long = '    raise ValueError(f"Data type {dtype} not supported by the interchange protocol at all")'
+    full = "    def _dtype_from_pandasdtype(self, dtype) -> tuple[DtypeKind, int, str]:"  # a line of its own
+    assert len(full) < len(long)
+    width = len(full)
+    cut = [long[i:i + width] for i in range(0, len(long), width)]
+    screen = "\n".join([PROMPT + "sed -n '1,40p' pkg/col.py", full, '        """Docs."""', *cut,
+                        "        return x", PROMPT + "cat > /tmp/fix.py << 'EOF'", "> def f(x):", ">     return x",
+                        "> EOF", PROMPT])
+    got = clean_terminal(screen)
+    maps_back(screen, got)
+    plain = got[0]
+    assert long in plain  # the wrapped line joined back
+    assert full + '\n        """Docs."""' in plain  # a full-width line followed by an indented one stays a line
+    assert "\ndef f(x):\n    return x\nEOF\n" in plain  # the heredoc as it was typed
+    assert clean_terminal("def f(x):\n> not a prompt\n") is None  # no shell prompt: not a screen
+
+
+def test_media_compose():
+    inner = html.escape('def f(a, b):\n    return a < b\n')
+    text = f"\x1b[1m<pre>{inner}</pre>\x1b[0m <p>x &amp; y</p>"
+    plain, back = clean(text)
+    assert "def f(a, b):\n    return a < b\n" in plain
+    assert "\x1b" not in plain and "&lt;" not in plain
+    assert text[back[plain.index("return")]:].startswith("return")
