@@ -1,17 +1,20 @@
 """Build bench tasks in agent formats that ``codeagent/bench/styles.py`` does not render.
 
-The held-out checks of Rounds 13-15 (docs/benchmarks.md): the formats live here, outside the bench's own styles, so
+The held-out checks of Rounds 13-16 (docs/benchmarks.md): the formats live here, outside the bench's own styles, so
 the tagger's work is checked on conventions it was not written against. Round 13: ``hermes`` (Qwen/Hermes
 ``<tool_call>`` JSON, ``<tool_response>`` results holding the file as a JSON string numbered ``N\\t``), ``smol``
 (smolagents' Thought/Code/``<end_code>``, ``Observation:`` user messages holding the raw file), ``goose`` (a
 ``─── text_editor | developer ───`` request, results as ``### path`` + a fence of ``N: code`` lines). Round 14:
 ``grep`` (``grep -n -A`` views), ``repomap`` (Aider-like tree context, no calls), ``xmlcalls`` (Anthropic's legacy
 XML calls). Round 15: ``react`` (LangChain's ReAct scratchpad), ``interp`` (an IPython agent, files as
-``readlines()`` lists), ``powershell`` (CRLF output, backslash paths, here-string edits).
+``readlines()`` lists), ``powershell`` (CRLF output, backslash paths, here-string edits). Round 16: ``terminus``
+(Terminal-Bench's Terminus: JSON keystroke batches, tmux screens wrapped at 80 columns), ``org`` (an Emacs org-mode
+agent: ``#+begin_src`` blocks, org-babel results), ``html`` (a web UI's chat exported as HTML, text escaped).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 53 2 next_line react,interp,powershell,own
+    PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 61 2 next_line terminus,org,html,own
 """
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ def _is_json_call(value: object) -> bool:
     if keys & {"tool_calls", "function_call", "functionCall", "toolCalls"}:  # OpenAI, Gemini
         return True
     if isinstance(value.get("commands"), list) and value["commands"] and all(
-            isinstance(c, str) or isinstance(c, dict) and c.keys() & {"keystrokes", "command", "cmd"}
+            isinstance(c, dict) and c.keys() & {"keystrokes", "command", "cmd"}
             for c in value["commands"]):  # a batch of shell input (Terminal-Bench's Terminus: keystrokes)
         return True
     named = bool(keys & {"name", "tool", "function", "action"})

@@ -793,6 +793,7 @@ def test_terminus_keystrokes_are_a_call_with_their_heredoc_code(tagger):
     assert tag_of(reply, ivs, '"commands"').block_type == B.TOOL_CALL
     assert tag_of(reply, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
     assert tag_of(reply, ivs, "cat > pkg").block_type == B.TOOL_CALL
+    assert not tool_call_spans(json.dumps({"name": "demo", "commands": ["build", "test"]}))  # a config, not a call
 
 
 def test_org_mode_blocks_and_results(tagger):
