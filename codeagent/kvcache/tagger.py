@@ -922,7 +922,7 @@ class StructureTagger:
                 return self._rows(text, [(s, c, e, True) for s, c, e in rows],
                                   lambda code: self._content(code, None, "prose"))
             language, default = None, "prose" if default == "code" else default
-        if PROMPT.search(text):  # a terminal screen, whatever the span was taken for
+        if "@" in text and PROMPT.search(text):  # a terminal screen, whatever the span was taken for
             return self._screen(text, language, default)
         if default != "code" and looks_like_test_log(text):
             default = "log"

@@ -299,6 +299,8 @@ def org_result_rows(text: str, start: int = 0, end: int | None = None) -> list[t
     code start, line end) per line, code start -1 for a line without the prefix; None unless two or more lines
     and at least half the non-blank ones carry it."""
     end = len(text) if end is None else end
+    if not text.startswith(":", start) and "\n:" not in text[start:end]:  # most spans: no line opens with a colon
+        return None
     rows: list[tuple[int, int, int]] = []
     fixed = nonblank = 0
     for s, e in line_spans(text, start, end):

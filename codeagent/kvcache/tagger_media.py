@@ -129,7 +129,7 @@ def clean_terminal(text: str) -> Cleaned | None:
     """A terminal screen (a tmux capture: shell prompts open some of its lines): lines the terminal wrapped at its
     width joined back, and the ``> `` continuation prompts before the lines of a heredoc typed at a prompt removed,
     so a command's output and the code typed into it read as they were written."""
-    if not PROMPT.search(text):
+    if "@" not in text or not PROMPT.search(text):
         return None
     lines = text.split("\n")
     width = _wrap_width(lines)

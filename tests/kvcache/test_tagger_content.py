@@ -51,7 +51,7 @@ def check_python(text: str, code: str, ivs: Intervals) -> None:
     defs = definitions(code)
     assert len(defs) >= 3
     for name, kind in defs:
-        m = re.search(rf"(?:def|class)\s+{name}\b", text)
+        m = re.search(rf"(?:def|class)(?:\s|</?span\b[^>]*>)+{name}\b", text)  # highlighted HTML: spans between
         assert m, name
         assert tag_at(ivs, m.start() + m.group(0).index(name)).block_type == kind, name
 
@@ -322,6 +322,9 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "select_string": lambda c: "".join(f"src\\pkg\\wrap.py:{i}:{ln}" for i, ln in enumerate(c.splitlines(keepends=True), 1)),
     "html_export": lambda c: ('<div class="tool-result"><div class="filename">src/wrap.py</div><pre><code class='
                               f'"language-python">{html.escape(c)}</code></pre></div>'),
+    "html_highlighted": lambda c: '<div class="highlight"><pre><span></span>' + "".join(
+        f'<span class="n">{tok}</span>' if i % 2 else html.escape(tok) for i, tok in enumerate(re.split(r"(\w+)", c)))
+        + "</pre></div>",
     "org_example": lambda c: f"#+RESULTS:\n#+begin_example\n{c}#+end_example\n",
     "org_src": lambda c: f"#+begin_src python :tangle src/wrap.py\n{c}#+end_src\n",
     "terminal_screen": lambda c: (f"root@4c1d8e2a9b7f:/app# sed -n '1,400p' src/wrap.py\n"
