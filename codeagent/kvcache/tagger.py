@@ -27,7 +27,7 @@ from codeagent.kvcache.tagger_calls import (
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, bare_grep_rows, best_language, code_literals, code_regions, ctags_rows, diff_hunks,
-    escaped_whitespace, fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, org_result_rows, outline_rows,
+    escaped_whitespace, fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, prefixed_rows,
     yaml_block_rows,
 )
 from codeagent.kvcache.tagger_media import PROMPT, clean as clean_media
@@ -1102,8 +1102,8 @@ class StructureTagger:
             lang = language or self._path_language(text[: next((s for s, c, _e in rows if c >= 0), 0)])
             inner = "code" if default in ("code", "prose", "log") else default
             return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._lines(code, lang, inner))
-        rows = org_result_rows(text) if default != "code" else None
-        if rows is not None:  # org-babel's short results: a command's output behind ``: ``
+        rows = prefixed_rows(text) if default != "code" else None
+        if rows is not None:  # org-babel's short results behind ``: ``, a quoted block behind ``> ``
             return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._content(code, language,
                                                                                                      default))
         hits = grep_rows(text) or outline_rows(text) or ctags_rows(text)

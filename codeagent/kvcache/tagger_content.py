@@ -291,25 +291,30 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
     return [seg for seg in segments if seg[1] > seg[0]]
 
 
-_ORG_FIXED = re.compile(r":(?: |$)")
+_PREFIXES = {":": re.compile(r":(?: |$)"), ">": re.compile(r">(?!>)(?: |$)")}
+"""Line prefixes that mark a block: org-babel's fixed-width results (``: import os``), a Markdown or e-mail quote
+(``> def f():``; a doctest's ``>>>`` is not one)."""
 
 
-def org_result_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
-    """org-babel's short results, every line behind a ``: `` (``#+RESULTS:`` then ``: import os``): (line start,
-    code start, line end) per line, code start -1 for a line without the prefix; None unless two or more lines
-    and at least half the non-blank ones carry it."""
+def prefixed_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
+    """Lines behind one prefix of ``_PREFIXES`` (org-babel's short results after ``#+RESULTS:``, a quoted block):
+    (line start, code start, line end) per line, code start -1 for a line without the prefix; None unless two or
+    more lines and at least half the non-blank ones carry it."""
     end = len(text) if end is None else end
-    if not text.startswith(":", start) and "\n:" not in text[start:end]:  # most spans: no line opens with a colon
-        return None
-    rows: list[tuple[int, int, int]] = []
-    fixed = nonblank = 0
-    for s, e in line_spans(text, start, end):
-        line = text[s:e].rstrip("\r\n")
-        m = _ORG_FIXED.match(line)
-        rows.append((s, s + m.end(), e) if m else (s, -1, e))
-        fixed += m is not None
-        nonblank += not line.isspace() and line != ""
-    return rows if fixed >= 2 and fixed * 2 >= nonblank else None
+    for mark, prefix in _PREFIXES.items():
+        if not text.startswith(mark, start) and "\n" + mark not in text[start:end]:  # most spans: no line opens so
+            continue
+        rows: list[tuple[int, int, int]] = []
+        fixed = nonblank = 0
+        for s, e in line_spans(text, start, end):
+            line = text[s:e].rstrip("\r\n")
+            m = prefix.match(line)
+            rows.append((s, s + m.end(), e) if m else (s, -1, e))
+            fixed += m is not None
+            nonblank += not line.isspace() and line != ""
+        if fixed >= 2 and fixed * 2 >= nonblank:
+            return rows
+    return None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import pytest
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    bare_grep_rows, code_regions, grep_rows, keyed_strings, language_candidates, numbered_rows, outline_rows, yaml_block_rows,
+    bare_grep_rows, code_regions, grep_rows, keyed_strings, language_candidates, numbered_rows, outline_rows, prefixed_rows,
+    yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -325,6 +326,7 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "html_highlighted": lambda c: '<div class="highlight"><pre><span></span>' + "".join(
         f'<span class="n">{tok}</span>' if i % 2 else html.escape(tok) for i, tok in enumerate(re.split(r"(\w+)", c)))
         + "</pre></div>",
+    "quoted": lambda c: "".join("> " + ln if ln.strip() else ">\n" for ln in c.splitlines(keepends=True)),
     "org_example": lambda c: f"#+RESULTS:\n#+begin_example\n{c}#+end_example\n",
     "org_src": lambda c: f"#+begin_src python :tangle src/wrap.py\n{c}#+end_src\n",
     "terminal_screen": lambda c: (f"root@4c1d8e2a9b7f:/app# sed -n '1,400p' src/wrap.py\n"
@@ -842,3 +844,17 @@ def test_html_escaped_view_tags_like_the_plain_one(tagger):
         assert tag_of(page, b, name).block_type == tag_of(plain, a, name).block_type, name
     line = "        self.width = width"
     same_tags(plain, a, plain.index(line), page, b, page.index(line), len(line))
+
+
+def test_quoted_blocks_are_read_inside_the_quote(tagger):
+    """A quoted reply (``> `` before each line, an issue comment or an e-mail) is read by content inside the quote:
+    code is code, prose stays prose; a doctest's ``>>>`` lines are no quote."""
+    quoted = "> " + NEW_DEF.replace("\n", "\n> ") + "\n\nThis breaks when strict is set."
+    ivs = tagger.intervals(quoted, SpanInfo(kind=K.TEXT))
+    covered(quoted, ivs)
+    assert tag_of(quoted, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(quoted, ivs, "return os.path").block_type == B.FUNCTION_BODY
+    prose = "> I tried the parser on an empty file.\n> It crashed with a KeyError.\n\nSame here."
+    ivs = tagger.intervals(prose, SpanInfo(kind=K.TEXT))
+    assert {t.block_type for _s, _e, t in ivs} <= {B.TEXT, B.NONE}
+    assert prefixed_rows(">>> wrap('a b', 1)\n['a', 'b']\n>>> fill('a')\n'a'\n") is None
