@@ -57,6 +57,10 @@ _BYTES_SPACE = re.compile(rb"\s")
 _WHITESPACE = np.array([9, 10, 11, 12, 13, 32, 0x85, 0xA0, 0x2028, 0x2029, 0x3000], dtype=np.uint32)
 
 
+_FENCED = re.compile(r"^[ \t]*(?:`{3}|~{3}|#\+begin_)", re.MULTILINE | re.IGNORECASE)
+"""A fence line: a terminal transcript inside a fence is read as a screen once the fence is taken apart."""
+
+
 # ------------------------------------------------------------------------------ small helpers
 def _emit(out: list[Interval], start: int, end: int, tag: TokenTag) -> None:
     """Append [start, end) with ``tag``, merging into the previous interval when tags match."""
@@ -922,7 +926,7 @@ class StructureTagger:
                 return self._rows(text, [(s, c, e, True) for s, c, e in rows],
                                   lambda code: self._content(code, None, "prose"))
             language, default = None, "prose" if default == "code" else default
-        if "@" in text and PROMPT.search(text):  # a terminal screen, whatever the span was taken for
+        if "@" in text and PROMPT.search(text) and not _FENCED.search(text):  # a screen, whatever the span was taken for
             return self._screen(text, language, default)
         if default != "code" and looks_like_test_log(text):
             default = "log"
@@ -943,24 +947,29 @@ class StructureTagger:
 
     def _screen(self, text: str, language: str | None, default: str) -> list[Interval]:
         """A terminal screen: each prompt line is a call (with the heredoc typed after it), the output after it is
-        read by content, in the language of the path its command names."""
+        read by content: a test log, else code in the language of the path its command names, else text."""
         out: list[Interval] = []
         pos, lang = 0, language
+
+        def output(piece: str, lang: str | None) -> list[Interval]:
+            shape = "log" if looks_like_test_log(piece) else "code" if lang else "log" if default == "log" else "prose"
+            return self._content(piece, lang, shape)
+
         for m in PROMPT.finditer(text):
             if m.start() < pos:
                 continue
-            out.extend(_shift(self._content(text[pos:m.start()], lang, default), pos))
+            out.extend(_shift(output(text[pos:m.start()], lang), pos))
             end = text.find("\n", m.end())
             end = len(text) if end < 0 else end + 1
-            bodies = heredocs(text[m.start():])
+            bodies = heredocs(text[m.start():]) if "<<" in text[m.start():end] else []
             if bodies and bodies[0][0] == end - m.start():  # the heredoc this command line opens: up to its delimiter
                 close = text.find("\n", m.start() + bodies[0][1])
                 end = len(text) if close < 0 else close + 1
             command = text[m.start():end]
             out.extend(_shift(self._call(command), m.start()))
-            lang = call_language(command[m.end() - m.start():]) or language
+            lang = call_language(command[m.end() - m.start():])
             pos = end
-        out.extend(_shift(self._content(text[pos:], lang, default), pos))
+        out.extend(_shift(output(text[pos:], lang), pos))
         return out
 
     def _fenced(self, text: str, language: str | None, default: str) -> list[Interval]:

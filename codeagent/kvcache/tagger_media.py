@@ -107,11 +107,17 @@ _MIN_WIDTH = 40
 _LINE_OPENER = re.compile(r"(?:def|class|async|import|from|return|if|for|while|with|try|@|#|//|/\*|\}|\)|\])(?:\b|\s|$)")
 
 
+_PADDED = re.compile(r"([^\w\s])\1\1$|\[\s*\d+%\]$")
+"""The end of a line a program padded to the screen's width itself: a rule (pytest's ``=== FAILURES ===``), a
+progress column (``[100%]``)."""
+
+
 def _goes_on(full: str, line: str) -> bool:
     """Whether ``line`` is the rest of ``full``, a line as long as the screen is wide: a wrap cuts anywhere, so the
     rest starts at a character (a line of its own after a full-width one most often starts indented or with a
-    keyword, a decorator, a comment or a closing bracket), or ``full`` leaves a double-quoted string open."""
-    if not line:
+    keyword, a decorator, a comment or a closing bracket), or ``full`` leaves a double-quoted string open; a line a
+    program padded to the width (a rule, a progress column) is a line of its own."""
+    if not line or _PADDED.search(full):
         return False
     if full.replace('"""', "").count('"') % 2:
         return True

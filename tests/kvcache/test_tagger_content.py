@@ -788,6 +788,18 @@ def test_terminal_screen_commands_output_and_typed_heredoc(tagger):
         assert tag_at(ivs, rest).block_id == tag_of(screen, ivs, "raise ValueError").block_id
 
 
+def test_terminal_transcript_inside_a_fence(tagger):
+    """A transcript pasted in a ``console`` fence: the fence holds, its prompt line is the call and the log after it
+    a log."""
+    log, error, plain = LOGS["pytest"]
+    text = f"The suite fails:\n\n```console\n{PROMPT}python -m pytest -x tests/\n{log}{PROMPT}\n```\n\nAny idea why?"
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TEXT))
+    covered(text, ivs)
+    assert tag_of(text, ivs, "python -m pytest").block_type == B.TOOL_CALL
+    assert tag_of(text, ivs, error).block_type == B.ERROR
+    assert tag_of(text, ivs, plain).block_type == B.LOG
+
+
 def test_terminus_keystrokes_are_a_call_with_their_heredoc_code(tagger):
     reply = json.dumps({"analysis": "The helper is wrong.", "plan": "Rewrite it.", "commands": [
         {"keystrokes": f"cat > pkg/mod.py << 'EOF'\n{NEW_DEF}\nEOF\n", "duration": 0.1},

@@ -66,6 +66,10 @@ def test_terminal_wraps_joined_and_continuation_prompts_removed():
     assert full + '\n        """Docs."""' in plain  # a full-width line followed by an indented one stays a line
     assert "\ndef f(x):\n    return x\nEOF\n" in plain  # the heredoc as it was typed
     assert clean_terminal("def f(x):\n> not a prompt\n") is None  # no shell prompt: not a screen
+    rule = "=" * 30 + " test session starts " + "=" * 29
+    ruled = "\n".join([PROMPT + "pytest", rule, "collected 3 items", rule.replace("test session starts", "FAILURES  "
+                       "       "), "E   assert 1 == 2", PROMPT])
+    assert clean_terminal(ruled) is None  # pytest pads its rules to the screen's width: they are no wraps
 
 
 def test_media_compose():
