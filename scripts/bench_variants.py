@@ -21,14 +21,24 @@ from pathlib import Path
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, object]]:
-    """``name:key=value,key=value`` -> (name, KV overrides) with numbers parsed."""
+    """``name:key=value,key=value`` -> (name, KV overrides) with numbers parsed; ``block_weights.docstring=0.3``
+    (a dotted key) overrides one entry of a dict setting, the rest keeping their defaults."""
+    from codeagent.kvcache.config import KVConfig
+
     name, _, rest = text.partition(":")
     updates: dict[str, object] = {}
     for item in filter(None, rest.split(",")):
-        key, _, value = item.partition("=")
+        key, _, raw = item.partition("=")
+        value: object
         try:
-            updates[key] = float(value) if "." in value else int(value)
+            value = float(raw) if "." in raw else int(raw)
         except ValueError:
+            value = raw
+        field, _, entry = key.partition(".")
+        if entry:
+            table = updates.setdefault(field, dict(getattr(KVConfig(), field)))
+            table[entry] = value
+        else:
             updates[key] = value
     return name, updates
 
