@@ -19,6 +19,7 @@ agent: ``#+begin_src`` blocks, org-babel results), ``html`` (a web UI's chat exp
 
 from __future__ import annotations
 
+import html
 import json
 import sys
 from pathlib import Path
@@ -363,27 +364,22 @@ class Html(S.Style):
     user_wrap = '<div class="message user"><p>{text}</p></div>'
     assistant_wrap = '<div class="message assistant"><p>{text}</p></div>'
 
-    @staticmethod
-    def _esc(text):
-        import html
-        return html.escape(text)
-
     def _call(self, body, sub):
-        self.add("assistant", "tool_call", f'<div class="tool-call"><code>{self._esc(body)}</code></div>', sub)
+        self.add("assistant", "tool_call", f'<div class="tool-call"><code>{html.escape(body)}</code></div>', sub)
 
     def view(self, path, start, end, content, sub):
         lang = Path(path).suffix.lstrip(".")
         self._call(f"read({path!r}, {start}, {end})", sub)
         self.add("tool", "tool_output", f'<div class="tool-result"><div class="filename">{path}</div>'
-                 f'<pre><code class="language-{lang}">{self._esc(content)}</code></pre></div>', sub)
+                 f'<pre><code class="language-{lang}">{html.escape(content)}</code></pre></div>', sub)
 
     def run(self, command, log, sub):
         self._call(f"exec({command!r})", sub)
-        self.add("tool", "tool_output", f'<div class="tool-result"><pre><code>{self._esc(log)}</code></pre></div>', sub)
+        self.add("tool", "tool_output", f'<div class="tool-result"><pre><code>{html.escape(log)}</code></pre></div>', sub)
 
     def edit(self, path, lang, code, result, sub):
         self.add("assistant", "tool_call", f'<div class="tool-call"><code>write({path!r})</code><pre><code class='
-                 f'"language-{lang}">{self._esc(code)}</code></pre></div>', sub)
+                 f'"language-{lang}">{html.escape(code)}</code></pre></div>', sub)
         if result is not None:
             self.add("tool", "tool_output", '<div class="tool-result"><p>Saved.</p></div>', sub)
 

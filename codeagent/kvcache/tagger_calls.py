@@ -113,6 +113,12 @@ def _command_language(lines: str) -> str | None:
     return "python" if "python" in name else "ruby" if name == "ruby" else "javascript"
 
 
+def heredoc_delimiter(line: str) -> str | None:
+    """The delimiter of the heredoc a command line opens (``cat > a.py <<'EOF'`` -> ``EOF``), or None."""
+    m = _HEREDOC.search(line if line.endswith("\n") else line + "\n")
+    return m.group(3) if m else None
+
+
 def heredocs(text: str) -> list[tuple[int, int, str | None]]:
     """Bodies of the heredocs (``<<'EOF'`` ... ``EOF``) and PowerShell here-strings (``@'`` ... ``'@``) in a
     command: (start, end, language named by the command lines around it, or None). A heredoc without its closing

@@ -13,26 +13,33 @@ import html
 import re
 from collections.abc import Callable
 
+from codeagent.kvcache.tagger_calls import heredoc_delimiter
+
 Cleaned = tuple[str, list[int]]
 """The clean text and, for each of its chars plus its end, the source index."""
 
 
-def _rewrite(text: str, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> Cleaned:
-    """``text`` with every match of ``pattern`` replaced by ``replace(match)``, and the map back."""
+def _splice(text: str, edits: list[tuple[int, int, str]]) -> Cleaned:
+    """``text`` with each source range ``[start, end)`` of ``edits`` (sorted, disjoint) replaced by its text, and the map
+    back: a replacement's chars map to its range's start, a range replaced by nothing goes with the char before it."""
     pieces: list[str] = []
     back: list[int] = []
     pos = 0
-    for m in pattern.finditer(text):
-        pieces.append(text[pos:m.start()])
-        back.extend(range(pos, m.start()))
-        new = replace(m)
+    for start, end, new in edits:
+        pieces.append(text[pos:start])
+        back.extend(range(pos, start))
         pieces.append(new)
-        back.extend([m.start()] * len(new))
-        pos = m.end()
+        back.extend([start] * len(new))
+        pos = end
     pieces.append(text[pos:])
     back.extend(range(pos, len(text)))
     back.append(len(text))
     return "".join(pieces), back
+
+
+def _rewrite(text: str, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> Cleaned:
+    """``text`` with every match of ``pattern`` replaced by ``replace(match)``, and the map back."""
+    return _splice(text, [(m.start(), m.end(), replace(m)) for m in pattern.finditer(text)])
 
 
 def compose(outer: list[int], inner: list[int]) -> list[int]:
@@ -67,6 +74,7 @@ _HTML = re.compile(
     re.IGNORECASE,
 )
 _ENTITIES = re.compile(_ENTITY)
+_OPENS_WITH_TAG = re.compile(r"\s*<")
 _CODE_TAG = re.compile(r"<(?:pre|code)\b[^>]*>", re.IGNORECASE)
 _LANG_CLASS = re.compile(r"""class=["'][^"']*?\b(?:language|lang)-([\w+#.-]+)""", re.IGNORECASE)
 
@@ -90,7 +98,7 @@ def clean_html(text: str) -> Cleaned | None:
     inline ``<code>`` as backticks, block elements as line breaks, other tags removed. Only a span that opens with a
     tag and holds a ``<pre>`` or ``<code>`` element and at least two escaped entities is read so: a file whose
     docstrings show HTML (``<div>this &lt;div&gt; ...``) stays as it is."""
-    if (not text.lstrip().startswith("<") or "&" not in text or not _CODE_TAG.search(text)
+    if (not _OPENS_WITH_TAG.match(text) or "&" not in text or not _CODE_TAG.search(text)
             or len(_ENTITIES.findall(text, 0, 200_000)) < 2):
         return None
     return _rewrite(text, _HTML, _html_piece)
@@ -99,8 +107,7 @@ def clean_html(text: str) -> Cleaned | None:
 # ------------------------------------------------------------------------------ a terminal screen
 PROMPT = re.compile(r"^(?:\([\w.\-]+\) )?[\w.\-]+@[\w.\-]+:[^\n#$]{0,200}[#$] ", re.MULTILINE)
 """A shell prompt opening a line of a terminal screen (``root@4c1d8e2a9b7f:/app# ``, ``(venv) dev@box:~/src$ ``)."""
-_PS2 = re.compile(r"^> ?", re.MULTILINE)
-_HEREDOC_OPEN = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1")
+_PS2 = re.compile(r"> ?")
 _MIN_WIDTH = 40
 
 
@@ -154,25 +161,12 @@ def clean_terminal(text: str) -> Cleaned | None:
                 if line[m.end():].strip() == delimiter:
                     delimiter = None
         if delimiter is None and not wrapped and PROMPT.match(line):
-            h = _HEREDOC_OPEN.search(line)
-            delimiter = h.group(2) if h else None
+            delimiter = heredoc_delimiter(line)
         wrapped = width is not None and len(line) == width and i + 1 < len(lines) and _goes_on(line, lines[i + 1])
         if wrapped:
             drop.append((end, end + 1))  # the wrap's line break
         pos = end + 1
-    if not drop:
-        return None
-    pieces: list[str] = []
-    back: list[int] = []
-    pos = 0
-    for s, e in drop:
-        pieces.append(text[pos:s])
-        back.extend(range(pos, s))
-        pos = e
-    pieces.append(text[pos:])
-    back.extend(range(pos, len(text)))
-    back.append(len(text))
-    return "".join(pieces), back
+    return _splice(text, [(s, e, "") for s, e in drop]) if drop else None
 
 
 def clean(text: str) -> Cleaned | None:
