@@ -30,7 +30,7 @@ from codeagent.kvcache.tagger_content import (
     escaped_whitespace, fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, prefixed_rows,
     yaml_block_rows,
 )
-from codeagent.kvcache.tagger_media import PROMPT, clean as clean_media
+from codeagent.kvcache.tagger_media import clean as clean_media, prompts
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
 
@@ -926,8 +926,9 @@ class StructureTagger:
                 return self._rows(text, [(s, c, e, True) for s, c, e in rows],
                                   lambda code: self._content(code, None, "prose"))
             language, default = None, "prose" if default == "code" else default
-        if "@" in text and PROMPT.search(text) and not _FENCED.search(text):  # a screen, whatever the span was taken for
-            return self._screen(text, language, default)
+        found = prompts(text)
+        if found and not _FENCED.search(text):  # a screen, whatever the span was taken for
+            return self._screen(text, found, language, default)
         if default != "code" and looks_like_test_log(text):
             default = "log"
         if default in ("prose", "call"):
@@ -945,7 +946,7 @@ class StructureTagger:
                 return out
         return self._fenced(text, language, default)
 
-    def _screen(self, text: str, language: str | None, default: str) -> list[Interval]:
+    def _screen(self, text: str, found: list[tuple[int, int]], language: str | None, default: str) -> list[Interval]:
         """A terminal screen: each prompt line is a call (with the heredoc typed after it), the output after it is
         read by content: a test log, else code in the language of the path its command names, else text."""
         out: list[Interval] = []
@@ -955,19 +956,20 @@ class StructureTagger:
             shape = "log" if looks_like_test_log(piece) else "code" if lang else "log" if default == "log" else "prose"
             return self._content(piece, lang, shape)
 
-        for m in PROMPT.finditer(text):
-            if m.start() < pos:
+        for start, stop in found:
+            if start < pos:
                 continue
-            out.extend(_shift(output(text[pos:m.start()], lang), pos))
-            end = text.find("\n", m.end())
+            out.extend(_shift(output(text[pos:start], lang), pos))
+            end = text.find("\n", stop)
             end = len(text) if end < 0 else end + 1
-            bodies = heredocs(text[m.start():]) if "<<" in text[m.start():end] else []
-            if bodies and bodies[0][0] == end - m.start():  # the heredoc this command line opens: up to its delimiter
-                close = text.find("\n", m.start() + bodies[0][1])
+            line = text[start:end]
+            bodies = heredocs(text[start:]) if "<<" in line or "@'" in line or '@"' in line else []
+            if bodies and bodies[0][0] == end - start:  # the heredoc (here-string) it opens: up to its delimiter
+                close = text.find("\n", start + bodies[0][1])
                 end = len(text) if close < 0 else close + 1
-            command = text[m.start():end]
-            out.extend(_shift(self._call(command), m.start()))
-            lang = call_language(command[m.end() - m.start():])
+            command = text[start:end]
+            out.extend(_shift(self._call(command), start))
+            lang = call_language(command[stop - start:])
             pos = end
         out.extend(_shift(output(text[pos:], lang), pos))
         return out

@@ -105,9 +105,41 @@ def clean_html(text: str) -> Cleaned | None:
 
 
 # ------------------------------------------------------------------------------ a terminal screen
-PROMPT = re.compile(r"^(?:\([\w.\-]+\) )?[\w.\-]+@[\w.\-]+:[^\n#$]{0,200}[#$] ", re.MULTILINE)
-"""A shell prompt opening a line of a terminal screen (``root@4c1d8e2a9b7f:/app# ``, ``(venv) dev@box:~/src$ ``)."""
-_PS2 = re.compile(r"> ?")
+PROMPT = re.compile(
+    r"^(?:(?:\([\w.\-]+\) )?[\w.\-]+@[\w.\-]+(?::[^\n#$]{0,200}[#$]| [\w.\-~/]{1,200} ?[%>#$]) "
+    r"|(?:ba|z|k|da)?sh-\d+(?:\.\d+)*[#$] "
+    r"|PS (?:[A-Za-z]:\\|/)[^\n>]{0,200}> "
+    r"|[A-Za-z]:\\[^\n<>|\"]{0,200}>(?=\S|$)"
+    r"|\u279c {1,2}[\w.\-~]+(?: git:\([^)\n]*\))?(?: \u2717)? )", re.MULTILINE)
+"""A shell prompt opening a line of a terminal screen, one that names its user and host (bash's
+``root@4c1d8e2a9b7f:/app# `` and ``(venv) dev@box:~/src$ ``, zsh's ``dev@MacBook-Pro repo % ``, fish's
+``dev@box ~/repo> ``), its shell (``bash-5.2$ ``), its drive or folder (PowerShell's ``PS C:\\repo> ``, ``PS /home/dev> ``,
+cmd's ``C:\\repo>``) or oh-my-zsh's arrow (``\u279c  repo git:(main) \u2717 ``)."""
+_MARKS = ("@", "sh-", "PS ", ":\\", "\u279c", "$ ")
+"""What any prompt holds: a text with none of them is no screen (checked before the patterns run)."""
+_BARE_PROMPT = re.compile(r"^\$ (?=\S)", re.MULTILINE)
+"""A bare ``$ `` prompt: a screen's only when it heads the span."""
+_HEAD = re.compile(r"\s*(?:[^\n]{0,80}:[ \t]*\r?\n\s*)?")
+"""Blank lines and at most one short line ending with a colon (``Terminal:``) before the first prompt of a screen."""
+
+
+def prompts(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each shell prompt opening a line of ``text``, when it reads as a terminal screen: any
+    prompt :data:`PROMPT` matches, and bare ``$ `` ones when one heads the span, after blank lines and at most a
+    short line ending with a colon (``$ make test`` opening a pasted transcript; a ``$`` line in a file's docstring is
+    no prompt)."""
+    if not any(mark in text for mark in _MARKS):
+        return []
+    found = [m.span() for m in PROMPT.finditer(text)]
+    if "$ " in text and _BARE_PROMPT.match(text, _HEAD.match(text).end()):
+        found = sorted(found + [m.span() for m in _BARE_PROMPT.finditer(text)])
+    return found
+
+
+_PS2 = re.compile(r"(?:>>|(?:heredoc|dquote|quote)?>) ?")
+"""A continuation prompt before a line typed into an open heredoc: bash's ``> ``, zsh's ``heredoc> ``, PowerShell's
+``>> ``."""
+_HERE_STRING_OPEN = re.compile(r"@(['\"])\s*$")
 _MIN_WIDTH = 40
 
 
@@ -142,7 +174,8 @@ def clean_terminal(text: str) -> Cleaned | None:
     """A terminal screen (a tmux capture: shell prompts open some of its lines): lines the terminal wrapped at its
     width joined back, and the ``> `` continuation prompts before the lines of a heredoc typed at a prompt removed,
     so a command's output and the code typed into it read as they were written."""
-    if "@" not in text or not PROMPT.search(text):
+    starts = {start for start, _end in prompts(text)}
+    if not starts:
         return None
     lines = text.split("\n")
     width = _wrap_width(lines)
@@ -158,13 +191,17 @@ def clean_terminal(text: str) -> Cleaned | None:
                 delimiter = None
             else:
                 drop.append((pos, pos + m.end()))
-                if line[m.end():].strip() == delimiter:
+                rest = line[m.end():].strip()
+                if rest == delimiter or (delimiter[-1] == "@" and rest.startswith(delimiter)):
                     delimiter = None
-        if delimiter is None and not wrapped and PROMPT.match(line):
-            delimiter = heredoc_delimiter(line)
-        wrapped = width is not None and len(line) == width and i + 1 < len(lines) and _goes_on(line, lines[i + 1])
+        if delimiter is None and not wrapped and pos in starts:
+            here = _HERE_STRING_OPEN.search(line)
+            delimiter = here.group(1) + "@" if here else heredoc_delimiter(line)
+        cr = line.endswith("\r")
+        wrapped = (width is not None and len(line) == width and i + 1 < len(lines)
+                   and _goes_on(line[:-1] if cr else line, lines[i + 1]))
         if wrapped:
-            drop.append((end, end + 1))  # the wrap's line break
+            drop.append((end - cr, end + 1))  # the wrap's line break
         pos = end + 1
     return _splice(text, [(s, e, "") for s, e in drop]) if drop else None
 

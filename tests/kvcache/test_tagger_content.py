@@ -332,6 +332,8 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "terminal_screen": lambda c: (f"root@4c1d8e2a9b7f:/app# sed -n '1,400p' src/wrap.py\n"
                                   + "\n".join(ln[i:i + 64] for ln in c.split("\n") for i in range(0, len(ln) or 1, 64))
                                   + "\nroot@4c1d8e2a9b7f:/app# "),
+    "powershell_screen": lambda c: ("PS C:\\repo> Get-Content src\\wrap.py\r\n" + "\r\n".join(
+        ln[i:i + 72] for ln in c.split("\n") for i in range(0, len(ln) or 1, 72)) + "\r\nPS C:\\repo> "),
 }
 
 
@@ -774,8 +776,14 @@ def test_terminal_screen_commands_output_and_typed_heredoc(tagger):
     lines = code.split("\n")
     width = 64
     shown = "\n".join(ln[i:i + width] for ln in lines for i in range(0, len(ln) or 1, width))
-    screen = (f"New Terminal Output:\n\n{PROMPT}sed -n '1,6p' pkg/col.py\n{shown}\n{PROMPT}cat > /tmp/fix.py << 'EOF'\n"
-              "> def build(root, strict=False):\n>     return root\n> EOF\n" + PROMPT)
+    for prompt, ps2 in [(PROMPT, "> "), ("dev@MacBook-Pro repo % ", "heredoc> "), ("bash-5.2$ ", "> "), ("", "> ")]:
+        screen = (f"New Terminal Output:\n\n{prompt or '$ '}sed -n '1,6p' pkg/col.py\n{shown}\n{prompt or '$ '}cat > "
+                  f"/tmp/fix.py << 'EOF'\n{ps2}def build(root, strict=False):\n{ps2}    return root\n{ps2}EOF\n{prompt}")
+        screen_tags(tagger, screen)
+
+
+def screen_tags(tagger, screen: str) -> None:
+    """The calls, definitions and a joined wrap of the screen in the test above, whatever kind of span holds it."""
     for kind in (K.TEXT, K.TOOL_OUTPUT, K.FILE_VIEW):
         ivs = tagger.intervals(screen, SpanInfo(kind=kind))
         covered(screen, ivs)
@@ -787,6 +795,21 @@ def test_terminal_screen_commands_output_and_typed_heredoc(tagger):
         rest = screen.index("supported by")  # the wrapped part goes with the line it was cut from
         assert tag_at(ivs, rest).block_id == tag_of(screen, ivs, "raise ValueError").block_id
 
+
+def test_powershell_screen_with_a_here_string(tagger):
+    """A PowerShell terminal's screen (CRLF, ``PS C:\\...> `` prompts): the prompt lines are calls, the file after
+    ``Get-Content`` is code, the here-string typed behind ``>> `` is code in the language of the path it is saved to."""
+    ps = "PS C:\\Users\\dev\\repo> "
+    screen = (f"{ps}Get-Content src\\pkg\\mod.py | Select-Object -First 30\n{CODE[:CODE.index('class TextWrapper') + 300]}\n{ps}@'\n"
+              + "".join(">> " + ln + "\n" for ln in NEW_DEF.split("\n"))
+              + f">> '@ | Set-Content tmp\\new_def.py\n{ps}python -m pytest tests\\test_mod.py\n").replace("\n", "\r\n")
+    for kind in (K.TEXT, K.TOOL_OUTPUT):
+        ivs = tagger.intervals(screen, SpanInfo(kind=kind))
+        covered(screen, ivs)
+        assert tag_of(screen, ivs, "Get-Content").block_type == B.TOOL_CALL, kind
+        assert tag_of(screen, ivs, "python -m pytest").block_type == B.TOOL_CALL, kind
+        assert tag_of(screen, ivs, "class TextWrapper").block_type == B.CLASS_DECLARATION, kind
+        assert tag_of(screen, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE, kind
 
 def test_terminal_transcript_inside_a_fence(tagger):
     """A transcript pasted in a ``console`` fence: the fence holds, its prompt line is the call and the log after it

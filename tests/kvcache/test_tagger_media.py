@@ -7,7 +7,7 @@ import html
 import textwrap
 from pathlib import Path
 
-from codeagent.kvcache.tagger_media import clean, clean_ansi, clean_html, clean_terminal
+from codeagent.kvcache.tagger_media import clean, clean_ansi, clean_html, clean_terminal, prompts
 
 SOURCE = Path(textwrap.__file__).read_text()
 PROMPT = "root@4c1d8e2a9b7f:/app# "
@@ -70,6 +70,47 @@ def test_terminal_wraps_joined_and_continuation_prompts_removed():
     ruled = "\n".join([PROMPT + "pytest", rule, "collected 3 items", rule.replace("test session starts", "FAILURES  "
                        "       "), "E   assert 1 == 2", PROMPT])
     assert clean_terminal(ruled) is None  # pytest pads its rules to the screen's width: they are no wraps
+
+
+PROMPTS = ["root@4c1d8e2a9b7f:/app# ", "(venv) dev@box:~/src$ ", "dev@MacBook-Pro repo % ", "dev@box ~/repo> ",
+           "bash-5.2$ ", "sh-5.1# ", "PS C:\\Users\\dev\\repo> ", "PS /home/dev/repo> ", "C:\\Users\\dev\\repo>",
+           "\u279c  repo git:(main) \u2717 ", "\u279c  repo "]
+
+
+def test_prompts_of_every_shell_and_only_prompts():
+    """A prompt opening a line is found whatever the shell (bash, zsh, fish, PowerShell, cmd, oh-my-zsh); a bare
+    ``$ `` only when it heads the span; emails, matrix products and paths inside a line are no prompts."""
+    for prompt in PROMPTS:
+        text = f"Terminal:\n{prompt}cat pkg/mod.py\ndef f(x):\n    return x\n{prompt}"
+        start = text.index(prompt)
+        assert prompts(text) == [(start, start + len(prompt)), (text.rindex(prompt), len(text))], prompt
+    assert prompts("$ make test\nok\n$ ls\n") == [(0, 2), (15, 17)]
+    assert prompts("\n\nRun this:\n$ make test\n") == [(12, 14)]
+    deep = "\"\"\"A tool.\n\n$ tool --help\n\"\"\"\n"  # an example in a docstring
+    for text in (deep, "x@y # a matrix product\n", "jane@example.com said it costs $ 5\n", "see C:\\x> y\n",
+                 "a\nb\nc\n$ make\n", "$100 is the price\n"):
+        assert prompts(text) == [], text
+
+
+def test_continuation_prompts_of_zsh_and_powershell_and_crlf_wraps():
+    """zsh's ``heredoc> `` and PowerShell's ``>> `` go like bash's ``> ``; a screen with CRLF line ends joins its
+    wraps without leaving the ``\\r`` inside the line."""
+    zsh = "dev@MacBook-Pro repo % "
+    screen = f"{zsh}cat > /tmp/f.py <<'EOF'\nheredoc> def f(x):\nheredoc>     return x\nheredoc> EOF\n{zsh}"
+    got = clean_terminal(screen)
+    maps_back(screen, got)
+    assert "<<'EOF'\ndef f(x):\n    return x\nEOF\n" in got[0]
+    ps = "PS C:\\repo> "
+    screen = f"{ps}@'\n>> def f(x):\n>>     return x\n>> '@ | Set-Content tmp\\f.py\n{ps}"
+    got = clean_terminal(screen)
+    maps_back(screen, got)
+    assert "@'\ndef f(x):\n    return x\n'@ | Set-Content" in got[0]
+    long = '    raise ValueError(f"Data type {dtype} not supported by the interchange protocol at all")'
+    cut = [long[i:i + 40] for i in range(0, len(long), 40)]
+    screen = "\r\n".join([ps + "Get-Content pkg\\col.py", *cut, "    return x", ps])
+    got = clean_terminal(screen)
+    maps_back(screen, got)
+    assert long + "\r\n    return x" in got[0]
 
 
 def test_media_compose():
