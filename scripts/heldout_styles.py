@@ -10,11 +10,14 @@ XML calls). Round 15: ``react`` (LangChain's ReAct scratchpad), ``interp`` (an I
 ``readlines()`` lists), ``powershell`` (CRLF output, backslash paths, here-string edits). Round 16: ``terminus``
 (Terminal-Bench's Terminus: JSON keystroke batches, tmux screens wrapped at 80 columns), ``org`` (an Emacs org-mode
 agent: ``#+begin_src`` blocks, org-babel results), ``html`` (a web UI's chat exported as HTML, text escaped).
+Round 17: ``winterm`` (a PowerShell terminal's screens: ``PS C:\\...> `` prompts, ``>> `` here-string continuation,
+CRLF, wrapped at 120), ``zsh`` (a macOS zsh terminal pasted back: ``dev@MacBook-Pro repo % `` prompts, ``heredoc> ``).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 53 2 next_line react,interp,powershell,own
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 61 2 next_line terminus,org,html,own
+    PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 67 1 next_line winterm,zsh,own
 """
 
 from __future__ import annotations
@@ -384,9 +387,75 @@ class Html(S.Style):
             self.add("tool", "tool_output", '<div class="tool-result"><p>Saved.</p></div>', sub)
 
 
+def _wrap(text: str, width: int) -> str:
+    """``text`` hard-wrapped at ``width`` columns, as a terminal shows it."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        out += [line[i:i + width] for i in range(0, len(line), width)] or [""]
+    return "\n".join(out)
+
+
+class WinTerm(S.Style):
+    """An agent driving a PowerShell pseudo-terminal on Windows: the assistant types one command in a
+    ``<terminal>`` tag, the result is the screen since the last prompt (``PS C:\\Users\\dev\\repo> ``, wrapped at 120
+    columns, CRLF line ends); edits are a here-string typed at the prompt behind ``>> `` continuation prompts."""
+    system = ("You control a PowerShell 7 terminal on Windows through the terminal tool: write one command inside "
+              "<terminal>...</terminal> and you get back the screen. The repository is C:\\Users\\dev\\repo.")
+    prompt = "PS C:\\Users\\dev\\repo> "
+
+    def _type(self, note, command, screen, sub):
+        self.add("assistant", "tool_call", f"{note}\n<terminal>{command}</terminal>", sub)
+        if screen is not None:
+            self.add("tool", "tool_output", (_wrap(screen, 120) + "\n" + self.prompt).replace("\n", "\r\n"), sub)
+
+    def view(self, path, start, end, content, sub):
+        cmd = f"Get-Content {path.replace('/', chr(92))} | Select-Object -Skip {start - 1} -First {end - start + 1}"
+        self._type(f"Reading {path}.", cmd, f"{self.prompt}{cmd}\n{content}", sub)
+
+    def run(self, command, log, sub):
+        self._type("Running the tests.", command, f"{self.prompt}{command}\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        win = path.replace("/", chr(92))
+        typed = f"@'\n{code}\n'@ | Set-Content tmp\\new_def{Path(path).suffix}"
+        echoed = "\n".join([f"{self.prompt}@'", *(">> " + line for line in code.split("\n")),
+                             f">> '@ | Set-Content tmp\\new_def{Path(path).suffix}",
+                             f"{self.prompt}python tools\\replace_def.py {win} tmp\\new_def{Path(path).suffix}"])
+        self._type(f"Rewriting the definition in {path}.", typed + f"; python tools\\replace_def.py {win} "
+                   f"tmp\\new_def{Path(path).suffix}", echoed if result is not None else None, sub)
+
+
+class ZshMac(S.Style):
+    """A macOS agent reading a zsh terminal: the assistant sends keys in a ``sh`` fence, the user message is the
+    screen (``dev@MacBook-Pro repo % `` prompts, wrapped at 100 columns), a heredoc typed behind zsh's ``heredoc> ``
+    continuation prompts."""
+    system = ("You are pairing with a developer on their Mac. Send the keys to type as a ```sh block; the developer "
+              "pastes back what the terminal shows.")
+    prompt = "dev@MacBook-Pro repo % "
+
+    def _send(self, keys, screen, sub):
+        self.add("assistant", "tool_call", f"```sh\n{keys}\n```", sub)
+        if screen is not None:
+            self.add("user", "text", "Terminal:\n" + _wrap(screen, 100) + "\n" + self.prompt, sub)
+
+    def view(self, path, start, end, content, sub):
+        cmd = f"sed -n '{start},{end}p' {path}"
+        self._send(cmd, f"{self.prompt}{cmd}\n{content}", sub)
+
+    def run(self, command, log, sub):
+        self._send(command, f"{self.prompt}{command}\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        tmp = "/tmp/new_def" + Path(path).suffix
+        keys = f"cat > {tmp} <<'EOF'\n{code}\nEOF\npython3 tools/replace_def.py {path} {tmp}"
+        echoed = "\n".join("heredoc> " + line for line in code.split("\n"))
+        screen = f"{self.prompt}cat > {tmp} <<'EOF'\n{echoed}\nheredoc> EOF\n{self.prompt}python3 tools/replace_def.py {path} {tmp}"
+        self._send(keys, screen if result is not None else None, sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
-                  terminus=Terminus, org=Org, html=Html)
+                  terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
