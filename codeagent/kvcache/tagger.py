@@ -1207,14 +1207,16 @@ class StructureTagger:
         if default == "code" and not regions:
             regions = [(0, len(text))]
         other = _log_plan if default == "log" else _prose_plan
+        langs = [language or self._path_language(text[:s]) or best_language(text[s:e], self._error_share)
+                 for s, e in regions]
+        known = [lang for lang in langs if lang]
+        usual = max(known, key=known.count) if known else None  # a region too plain to tell: the span's language
         out: list[Interval] = []
         pos = 0
-        for s, e in regions:
+        for (s, e), lang in zip(regions, langs):
             if s > pos:
                 out.extend(_plan_to_intervals(text, other(text, pos, s), self._alloc))
-            piece = text[s:e]
-            lang = language or self._path_language(text[:s]) or best_language(piece, self._error_share)
-            out.extend(_shift(self.code(piece, lang), s))
+            out.extend(_shift(self.code(text[s:e], lang or usual), s))
             pos = e
         if pos < len(text):
             out.extend(_plan_to_intervals(text, other(text, pos, len(text)), self._alloc))

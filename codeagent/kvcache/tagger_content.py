@@ -42,6 +42,11 @@ _PROSE = re.compile(r"^[ \t]*(?:[-*>] |\d+[.)] )?[A-Za-z][a-z']*(?:,?\s+[`'\"(]?
 _CODE_CHARS = re.compile(r"[=(){}\[\];<>]|\w\.\w|\b\w+_\w+\b")
 _CLAUSE = re.compile(r"^[ \t]*(?:(?:if|elif|while|for|with|except)\b[^.!?]*|else|try|finally):\s*$")
 """A Python clause header (``if maxsize is None:``): code even when its words read like a sentence."""
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from\s+\.*[\w.]+\s+)?import\s+(?:\(\s*$|\*\s*$|[\w.]+(?:\s+as\s+\w+)?"
+                          r"(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*\s*[,;\\(]?\s*$)"
+                          r"|^[ \t]*import\s+(?:[\w*{}, \t]+\s+from\s+)?['\"][^'\"\n]+['\"]\s*;?\s*$")
+"""A whole line of imports (Python's ``import os as _os``, ``from gettext import gettext as _, ngettext``, JavaScript's
+``import React from 'react'``): code even when its words read like a sentence."""
 _LOG_LINE = re.compile(
     r"""^(?:
         \s*Traceback\ \(most\ recent\ call\ last\) | \s+File\ "[^"]+",\ line\ \d+ | E\s{2,}\S | _{5,}\ \S | ={5,}
@@ -59,7 +64,7 @@ def line_label(line: str) -> int:
         return BLANK
     if _LOG_LINE.match(line):
         return LOG
-    if _CLAUSE.match(line) or (line[:1] in " \t" and _STRONG.match(line)):
+    if _CLAUSE.match(line) or _IMPORT_LINE.match(line) or (line[:1] in " \t" and _STRONG.match(line)):
         return CODE  # an indented statement or a clause header, however plain its words
     if _PROSE.match(line) and not _CODE_CHARS.search(line):
         return PROSE
@@ -680,7 +685,7 @@ def escaped_whitespace(strings: Sequence[JsonString]) -> list[tuple[int, int, bo
 # ------------------------------------------------------------------------------ language guess
 _LANG_HINTS: dict[str, tuple[str, ...]] = {
     "python": (r"^\s*(?:async\s+)?def \w+\(.*\)(?:\s*->.*)?:\s*$", r"^\s*(?:from [\w.]+ )?import [\w.]+", r"\bself\.",
-               r"^\s*class \w+(?:\(.*\))?:\s*$", r"^\s*elif\b", r"\bNone\b", r":\s*$"),
+               r"^\s*class \w+(?:\(.*\))?:\s*$", r"^\s*elif\b", r"\bNone\b", r":\s*$", r"^\s*[rRuU]?(?:\"{3}|'{3})"),
     "javascript": (r"\bfunction\b", r"=>", r"^\s*(?:const|let|var) ", r"\brequire\(", r"===", r"\bconsole\.",
                    r"module\.exports", r";\s*$"),
     "typescript": (r":\s*(?:string|number|boolean|void|any)\b", r"^\s*(?:export )?interface \w+", r"^\s*(?:export )?type \w+ =",

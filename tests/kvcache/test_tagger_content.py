@@ -3,6 +3,7 @@ tool calls in any syntax and test logs of any runner (issue 10, items 1 and 2). 
 
 from __future__ import annotations
 
+import argparse
 import ast
 import difflib
 import html
@@ -16,8 +17,8 @@ import pytest
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    bare_grep_rows, code_regions, grep_rows, keyed_strings, language_candidates, numbered_rows, outline_rows, prefixed_rows,
-    yaml_block_rows,
+    CODE as CODE_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, grep_rows, keyed_strings, language_candidates,
+    line_label, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -83,6 +84,23 @@ def test_raw_cat_dump_in_a_user_message_is_python(tagger):
         assert tag_of(text, ivs, "import re").block_type == B.IMPORT
     plain = tagger.intervals(CODE, SpanInfo(kind=K.FILE_VIEW, language="python"))
     same_tags(CODE, plain, 0, text, tagger.intervals(text, SpanInfo(kind=K.TEXT)), text.index(CODE), len(CODE))
+
+
+def test_raw_dump_opening_with_a_module_docstring_and_aliased_imports(tagger):
+    """A file shown raw from its first line (argparse: a prose module docstring, ``__all__``, ``import os as _os``)
+    tags as the same file in a known language: the docstring and its aliased imports are code, not text."""
+    head = Path(argparse.__file__).read_text().splitlines(keepends=True)
+    code = "".join(head[:next(i for i, ln in enumerate(head) if ln.startswith("class _AttributeHolder"))])
+    assert "import os as _os" in code and len(code) > 2000
+    plain = tagger.intervals(code, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    text = f"<returncode>0</returncode>\n<output>\n{code}</output>"
+    for wrapped, kind in ((code, K.TOOL_OUTPUT), (text, K.TEXT)):
+        ivs = tagger.intervals(wrapped, SpanInfo(kind=kind))
+        covered(wrapped, ivs)
+        assert tag_of(wrapped, ivs, "Command-line parsing library").block_type == B.DOCSTRING
+        assert tag_of(wrapped, ivs, "import os as _os").block_type == B.IMPORT
+        assert tag_of(wrapped, ivs, "from gettext import").block_type == B.IMPORT
+        same_tags(code, plain, 0, wrapped, ivs, wrapped.index(code), len(code))
 
 
 @pytest.mark.parametrize("fmt", ["{n:>6}\t{line}", "{n:6d}  {line}", "{n:>4} | {line}", "{n}: {line}",
@@ -510,6 +528,16 @@ def test_prose_stays_prose(tagger):
     ivs = tagger.intervals(text, SpanInfo(kind=K.ISSUE))
     assert {t.block_type for _s, _e, t in ivs} == {B.TEXT}
     assert code_regions(text, 0, len(text)) == []
+
+
+@pytest.mark.parametrize("line", ["import os as _os", "from gettext import gettext as _, ngettext", "from . import views",
+                                  "from .models import (", "import React from 'react';", 'import { a, b } from "./x"'])
+def test_import_lines_are_code_however_plain_their_words(line):
+    assert line_label(line) == CODE_LINE
+
+
+def test_sentences_that_open_with_import_are_prose():
+    assert line_label("import the data before you run it, then check the logs.") == PROSE_LINE
 
 
 # ------------------------------------------------------------------------------ tool calls
