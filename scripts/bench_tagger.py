@@ -8,7 +8,8 @@ mini-swe-agent observation, a JSON tool result holding the file, a diff of it, `
 ``grep -n -C2 'def '`` hits with context (``12:``/``13-``, no path), a JSON array of the file's lines, a Cline
 ``write_to_file`` call carrying the file, the diff as a Codex ``apply_patch`` call (JSON), a bash heredoc call writing
 the file, IPython's pretty-print of the file's ``readlines()``, the file HTML-escaped in a web UI's ``<pre><code>``, a
-terminal screen showing it (a prompt line, lines wrapped at 80 columns) and org-babel's ``#+begin_example`` result.
+terminal screen showing it (a prompt line, lines wrapped at 80 columns), a PowerShell screen showing it (CRLF line
+ends, wrapped at 120 columns) and org-babel's ``#+begin_example`` result.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
                         + "</code></pre></div>", "TOOL_OUTPUT", None),
         "terminal_screen_wrapped": (f"{prompt}sed -n '1,2000p' lib/argparse.py\n" + "\n".join(
             ln[i:i + 80] for ln in text.split("\n") for i in range(0, len(ln) or 1, 80)) + "\n" + prompt, "TEXT", None),
+        "powershell_screen_crlf": (f"PS C:\\src> Get-Content lib\\argparse.py\r\n" + "\r\n".join(
+            ln[i:i + 120] for ln in text.split("\n") for i in range(0, len(ln) or 1, 120)) + "\r\nPS C:\\src> ",
+            "TEXT", None),
         "org_example": (f"#+RESULTS:\n#+begin_example\n{text}#+end_example\n", "TEXT", None),
     }
 

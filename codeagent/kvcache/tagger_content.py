@@ -685,7 +685,8 @@ def escaped_whitespace(strings: Sequence[JsonString]) -> list[tuple[int, int, bo
 # ------------------------------------------------------------------------------ language guess
 _LANG_HINTS: dict[str, tuple[str, ...]] = {
     "python": (r"^\s*(?:async\s+)?def \w+\(.*\)(?:\s*->.*)?:\s*$", r"^\s*(?:from [\w.]+ )?import [\w.]+", r"\bself\.",
-               r"^\s*class \w+(?:\(.*\))?:\s*$", r"^\s*elif\b", r"\bNone\b", r":\s*$", r"^\s*[rRuU]?(?:\"{3}|'{3})"),
+               r"^\s*class \w+(?:\(.*\))?:\s*$", r"^\s*elif\b", r"\bNone\b", r":\s*$",
+               r"^\s*[rRuU]?(?:\"{3}|'{3})"),
     "javascript": (r"\bfunction\b", r"=>", r"^\s*(?:const|let|var) ", r"\brequire\(", r"===", r"\bconsole\.",
                    r"module\.exports", r";\s*$"),
     "typescript": (r":\s*(?:string|number|boolean|void|any)\b", r"^\s*(?:export )?interface \w+", r"^\s*(?:export )?type \w+ =",
