@@ -282,6 +282,14 @@ class PowerShell(S.Style):
             self.add("tool", "tool_output", "\r\n", sub)
 
 
+def _wrap(text: str, width: int) -> str:
+    """``text`` hard-wrapped at ``width`` columns, as a terminal shows it."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        out += [line[i:i + width] for i in range(0, len(line), width)] or [""]
+    return "\n".join(out)
+
+
 class Terminus(S.Style):
     """Terminal-Bench's Terminus agent: the assistant answers in JSON (``analysis``, ``plan``, ``commands`` as
     keystrokes), the user message is the new tmux screen: prompts, the typed command echoed (a heredoc's lines
@@ -296,19 +304,12 @@ class Terminus(S.Style):
     user_wrap = "Task Description:\n{text}\n\nCurrent terminal state:\nroot@4c1d8e2a9b7f:/app# "
     prompt = "root@4c1d8e2a9b7f:/app# "
 
-    @staticmethod
-    def _wrap(text, width=80):
-        out = []
-        for line in text.split("\n"):
-            out += [line[i:i + width] for i in range(0, len(line), width)] or [""]
-        return "\n".join(out)
-
     def _send(self, analysis, keys, screen, sub):
         self.add("assistant", "text", json.dumps({"analysis": analysis, "plan": "Run the command and read its output.",
                                                   "commands": [{"keystrokes": keys, "duration": 1.0}],
                                                   "task_complete": False}, indent=2), sub)
         if screen is not None:
-            self.add("user", "text", "New Terminal Output:\n\n" + self._wrap(screen) + "\n" + self.prompt, sub)
+            self.add("user", "text", "New Terminal Output:\n\n" + _wrap(screen, 80) + "\n" + self.prompt, sub)
 
     def view(self, path, start, end, content, sub):
         cmd = f"sed -n '{start},{end}p' {path}"
@@ -387,14 +388,6 @@ class Html(S.Style):
             self.add("tool", "tool_output", '<div class="tool-result"><p>Saved.</p></div>', sub)
 
 
-def _wrap(text: str, width: int) -> str:
-    """``text`` hard-wrapped at ``width`` columns, as a terminal shows it."""
-    out: list[str] = []
-    for line in text.split("\n"):
-        out += [line[i:i + width] for i in range(0, len(line), width)] or [""]
-    return "\n".join(out)
-
-
 class WinTerm(S.Style):
     """An agent driving a PowerShell pseudo-terminal on Windows: the assistant types one command in a
     ``<terminal>`` tag, the result is the screen since the last prompt (``PS C:\\Users\\dev\\repo> ``, wrapped at 120
@@ -416,13 +409,12 @@ class WinTerm(S.Style):
         self._type("Running the tests.", command, f"{self.prompt}{command}\n{log}", sub)
 
     def edit(self, path, lang, code, result, sub):
-        win = path.replace("/", chr(92))
-        typed = f"@'\n{code}\n'@ | Set-Content tmp\\new_def{Path(path).suffix}"
+        tmp = f"tmp\\new_def{Path(path).suffix}"
+        replace = f"python tools\\replace_def.py {path.replace('/', chr(92))} {tmp}"
         echoed = "\n".join([f"{self.prompt}@'", *(">> " + line for line in code.split("\n")),
-                             f">> '@ | Set-Content tmp\\new_def{Path(path).suffix}",
-                             f"{self.prompt}python tools\\replace_def.py {win} tmp\\new_def{Path(path).suffix}"])
-        self._type(f"Rewriting the definition in {path}.", typed + f"; python tools\\replace_def.py {win} "
-                   f"tmp\\new_def{Path(path).suffix}", echoed if result is not None else None, sub)
+                             f">> '@ | Set-Content {tmp}", f"{self.prompt}{replace}"])
+        self._type(f"Rewriting the definition in {path}.", f"@'\n{code}\n'@ | Set-Content {tmp}; {replace}",
+                   echoed if result is not None else None, sub)
 
 
 class ZshMac(S.Style):
@@ -447,9 +439,10 @@ class ZshMac(S.Style):
 
     def edit(self, path, lang, code, result, sub):
         tmp = "/tmp/new_def" + Path(path).suffix
-        keys = f"cat > {tmp} <<'EOF'\n{code}\nEOF\npython3 tools/replace_def.py {path} {tmp}"
+        replace = f"python3 tools/replace_def.py {path} {tmp}"
+        keys = f"cat > {tmp} <<'EOF'\n{code}\nEOF\n{replace}"
         echoed = "\n".join("heredoc> " + line for line in code.split("\n"))
-        screen = f"{self.prompt}cat > {tmp} <<'EOF'\n{echoed}\nheredoc> EOF\n{self.prompt}python3 tools/replace_def.py {path} {tmp}"
+        screen = f"{self.prompt}cat > {tmp} <<'EOF'\n{echoed}\nheredoc> EOF\n{self.prompt}{replace}"
         self._send(keys, screen if result is not None else None, sub)
 
 

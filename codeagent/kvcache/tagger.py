@@ -22,7 +22,7 @@ import numpy as np
 
 from codeagent.kvcache.languages import SHELLS, language_for_fence, language_for_path
 from codeagent.kvcache.tagger_calls import (
-    CODE_ACTION, call_language, heredocs, is_command, looks_like_test_log, tool_call_spans,
+    CODE_ACTION, call_language, heredoc_delimiter, heredocs, is_command, looks_like_test_log, tool_call_spans,
 )
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
@@ -962,8 +962,7 @@ class StructureTagger:
             out.extend(_shift(output(text[pos:start], lang), pos))
             end = text.find("\n", stop)
             end = len(text) if end < 0 else end + 1
-            line = text[start:end]
-            bodies = heredocs(text[start:]) if "<<" in line or "@'" in line or '@"' in line else []
+            bodies = heredocs(text[start:]) if heredoc_delimiter(text[start:end]) else []
             if bodies and bodies[0][0] == end - start:  # the heredoc (here-string) it opens: up to its delimiter
                 close = text.find("\n", start + bodies[0][1])
                 end = len(text) if close < 0 else close + 1

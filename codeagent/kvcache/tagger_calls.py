@@ -114,9 +114,20 @@ def _command_language(lines: str) -> str | None:
 
 
 def heredoc_delimiter(line: str) -> str | None:
-    """The delimiter of the heredoc a command line opens (``cat > a.py <<'EOF'`` -> ``EOF``), or None."""
-    m = _HEREDOC.search(line if line.endswith("\n") else line + "\n")
+    """The delimiter of the heredoc a command line opens (``cat > a.py <<'EOF'`` -> ``EOF``; a PowerShell here-string,
+    ``@'`` ending the line, -> ``'@``), or None."""
+    text = line.rstrip() + "\n"
+    if m := _HERE_STRING.search(text):
+        return m.group(1) + "@"
+    m = _HEREDOC.search(text)
     return m.group(3) if m else None
+
+
+def closes_heredoc(line: str, delimiter: str) -> bool:
+    """Whether ``line`` closes the heredoc :func:`heredoc_delimiter` named: the delimiter alone on the line, or, for
+    a here-string, at its start (``'@ | Set-Content a.py``)."""
+    rest = line.strip()
+    return rest == delimiter or (delimiter.endswith("@") and rest.startswith(delimiter))
 
 
 def heredocs(text: str) -> list[tuple[int, int, str | None]]:

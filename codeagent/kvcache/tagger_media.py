@@ -13,7 +13,7 @@ import html
 import re
 from collections.abc import Callable
 
-from codeagent.kvcache.tagger_calls import heredoc_delimiter
+from codeagent.kvcache.tagger_calls import closes_heredoc, heredoc_delimiter
 
 Cleaned = tuple[str, list[int]]
 """The clean text and, for each of its chars plus its end, the source index."""
@@ -113,8 +113,8 @@ PROMPT = re.compile(
     r"|\u279c {1,2}[\w.\-~]+(?: git:\([^)\n]*\))?(?: \u2717)? )", re.MULTILINE)
 """A shell prompt opening a line of a terminal screen, one that names its user and host (bash's
 ``root@4c1d8e2a9b7f:/app# `` and ``(venv) dev@box:~/src$ ``, zsh's ``dev@MacBook-Pro repo % ``, fish's
-``dev@box ~/repo> ``), its shell (``bash-5.2$ ``), its drive or folder (PowerShell's ``PS C:\\repo> ``, ``PS /home/dev> ``,
-cmd's ``C:\\repo>``) or oh-my-zsh's arrow (``\u279c  repo git:(main) \u2717 ``)."""
+``dev@box ~/repo> ``), its shell (``bash-5.2$ ``), its drive or folder (PowerShell's ``PS C:\\repo> ``,
+``PS /home/dev> ``, cmd's ``C:\\repo>``) or oh-my-zsh's arrow (``\u279c  repo git:(main) \u2717 ``)."""
 _MARKS = ("@", "sh-", "PS ", ":\\", "\u279c", "$ ")
 """What any prompt holds: a text with none of them is no screen (checked before the patterns run)."""
 _BARE_PROMPT = re.compile(r"^\$ (?=\S)", re.MULTILINE)
@@ -139,7 +139,6 @@ def prompts(text: str) -> list[tuple[int, int]]:
 _PS2 = re.compile(r"(?:>>|(?:heredoc|dquote|quote)?>) ?")
 """A continuation prompt before a line typed into an open heredoc: bash's ``> ``, zsh's ``heredoc> ``, PowerShell's
 ``>> ``."""
-_HERE_STRING_OPEN = re.compile(r"@(['\"])\s*$")
 _MIN_WIDTH = 40
 
 
@@ -191,12 +190,10 @@ def clean_terminal(text: str) -> Cleaned | None:
                 delimiter = None
             else:
                 drop.append((pos, pos + m.end()))
-                rest = line[m.end():].strip()
-                if rest == delimiter or (delimiter[-1] == "@" and rest.startswith(delimiter)):
+                if closes_heredoc(line[m.end():], delimiter):
                     delimiter = None
         if delimiter is None and not wrapped and pos in starts:
-            here = _HERE_STRING_OPEN.search(line)
-            delimiter = here.group(1) + "@" if here else heredoc_delimiter(line)
+            delimiter = heredoc_delimiter(line)
         cr = line.endswith("\r")
         wrapped = (width is not None and len(line) == width and i + 1 < len(lines)
                    and _goes_on(line[:-1] if cr else line, lines[i + 1]))
