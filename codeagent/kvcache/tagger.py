@@ -27,8 +27,8 @@ from codeagent.kvcache.tagger_calls import (
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, bare_grep_rows, best_language, code_literals, code_regions, ctags_rows, diff_hunks,
-    escaped_whitespace, fence_segments, grep_rows, json_strings, keyed_strings, numbered_rows, outline_rows, prefixed_rows,
-    yaml_block_rows,
+    escaped_whitespace, fence_segments, grep_rows, keyed_strings, numbered_rows, outline_rows, prefixed_rows,
+    string_values, YamlBlock, yaml_block_rows, yaml_blocks,
 )
 from codeagent.kvcache.tagger_media import clean as clean_media, prompts
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -1030,8 +1030,11 @@ class StructureTagger:
         return out
 
     def _call_args(self, text: str) -> list[Interval]:
-        """Call lines, except code carried in XML parameters (read as code in the language of the path the
-        call names) and in JSON strings."""
+        """Call lines, except code carried in XML parameters and YAML block scalars (read as code in the language
+        of the path the call names) and in JSON strings."""
+        blocks = yaml_blocks(text, min_lines=1)
+        if blocks:
+            return self._yaml_args(text, blocks)
         params = list(_XML_CODE_PARAM.finditer(text))
         if not params:
             return self._json_args(text)
@@ -1045,8 +1048,28 @@ class StructureTagger:
         out.extend(_shift(self._json_args(text[pos:]), pos))
         return out
 
+    def _yaml_args(self, text: str, blocks: list[YamlBlock]) -> list[Interval]:
+        """A call written as YAML: a block scalar under a code key is code, under a command key command lines,
+        any other is read by content; the rest are call lines."""
+        lang = call_language(text)
+        out: list[Interval] = []
+        pos = 0
+        for block in blocks:
+            start = block.rows[0][0]
+            out.extend(_shift(self._json_args(text[pos:start]), pos))
+            if block.key in CODE_KEYS:
+                inner: Callable[[str], list[Interval]] = lambda code: self._content(code, lang, "code")
+            elif block.key in COMMAND_KEYS:
+                inner = self._call_lines
+            else:
+                inner = lambda code: self._content(code, None, "prose")
+            out.extend(self._rows(text, [(s, c, e, True) for s, c, e in block.rows], inner))
+            pos = block.rows[-1][2]
+        out.extend(_shift(self._json_args(text[pos:]), pos))
+        return out
+
     def _json_args(self, text: str) -> list[Interval]:
-        strings = json_strings(text)
+        strings = string_values(text)
         lang = call_language(text)
         out: list[Interval] = []
         pos = 0
@@ -1098,12 +1121,14 @@ class StructureTagger:
             pos = 0
             for js in strings:
                 out.extend(_shift(self._lines(text[pos:js.start], None, "log" if default == "log" else "prose"), pos))
-                out.extend(self._json_value(js, lang, "code" if js.key in CODE_KEYS else default))
+                is_log = default == "log" and looks_like_test_log(js.value)  # a test run's "content" is its log
+                shape = "code" if js.key in CODE_KEYS and not is_log else default
+                out.extend(self._json_value(js, lang, shape))
                 pos = js.end
             out.extend(_shift(self._lines(text[pos:], None, "log" if default == "log" else "prose"), pos))
             return out
-        rows = yaml_block_rows(text) if default != "code" else None
-        if rows is not None:  # a YAML result: its block scalars are read as files, in a language its keys name
+        rows = yaml_block_rows(text) if default != "code" or language not in (None, "yaml") else None
+        if rows is not None:  # a YAML result (even of a file view): block scalars are files, in the language named
             lang = language or call_language(text)
             return self._rows(text, [(s, c, e, True) for s, c, e in rows],
                               lambda code: self._shapes(code, lang, "code" if default == "prose" else default))

@@ -196,16 +196,24 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
 
 
 # ------------------------------------------------------------------------------ YAML block scalars
-_BLOCK_KEY = re.compile(r"([ \t]*)(?:- )?[\w.\-\"']+:[ \t]*[|>][-+0-9]*[ \t]*\r?\n?$")
+_BLOCK_KEY = re.compile(r"([ \t]*)(?:- )?[\"']?([\w.\-]+)[\"']?:[ \t]*[|>][-+]?([1-9]?)[-+]?[ \t]*\r?\n?$")
 
 
-def yaml_block_rows(text: str, min_lines: int = 3) -> list[tuple[int, int, int]] | None:
-    """For a YAML document holding text in block scalars (``content: |`` and the lines indented under it):
-    (line start, content start, line end) per line, content start -1 outside a block; None without a block of
-    at least ``min_lines`` non-blank lines. A block's indentation is that of its first non-blank line."""
+@dataclass(frozen=True)
+class YamlBlock:
+    """One block scalar: the key it belongs to and (line start, content start, line end) per line of it."""
+
+    key: str
+    rows: list[tuple[int, int, int]]
+
+
+def yaml_blocks(text: str, min_lines: int = 3) -> list[YamlBlock]:
+    """The block scalars (``content: |`` and the lines indented under it) of at least ``min_lines`` non-blank
+    lines in a YAML document, in order. A block's indentation is the one its indicator names (``|2``), else the
+    least of its lines' (a view starting inside a function opens deeper than it goes on); blank lines inside and
+    after it are its content too."""
     spans = line_spans(text, 0, len(text))
-    rows: list[tuple[int, int, int]] = [(s, -1, e) for s, e in spans]
-    found = False
+    blocks: list[YamlBlock] = []
     i = 0
     while i < len(spans):
         m = _BLOCK_KEY.match(text, *spans[i])
@@ -213,25 +221,34 @@ def yaml_block_rows(text: str, min_lines: int = 3) -> list[tuple[int, int, int]]
         if not m:
             continue
         outer = len(m.group(1).expandtabs())
-        j, indent, lines = i, None, 0
+        indent = outer + int(m.group(3)) if m.group(3) else None
+        j, least, lines = i, None, 0
         while j < len(spans):
             s, e = spans[j]
             line = text[s:e]
             if line.strip():
                 width = len(line) - len(line.lstrip(" "))
-                if indent is None:
-                    indent = width
-                if width <= outer or width < indent:
+                if width <= outer or (indent is not None and width < indent):
                     break
+                least = width if least is None else min(least, width)
                 lines += 1
             j += 1
-        if indent is not None and indent > outer and lines >= min_lines:
-            found = True
-            for k in range(i, j):  # blank lines inside the block are content too
-                s, e = spans[k]
-                rows[k] = (s, min(s + indent, e - (text[e - 1] == "\n")), e)
+        indent = indent or least
+        if indent is not None and lines >= min_lines:
+            blocks.append(YamlBlock(m.group(2), [(s, min(s + indent, e - (text[e - 1] == "\n")), e)
+                                                 for s, e in spans[i:j]]))
             i = j
-    return rows if found else None
+    return blocks
+
+
+def yaml_block_rows(text: str, min_lines: int = 3) -> list[tuple[int, int, int]] | None:
+    """For a YAML document holding text in block scalars: (line start, content start, line end) per line, content
+    start -1 outside a block; None without a block of at least ``min_lines`` non-blank lines."""
+    blocks = yaml_blocks(text, min_lines)
+    if not blocks:
+        return None
+    inside = {row[0]: row for block in blocks for row in block.rows}
+    return [inside.get(s, (s, -1, e)) for s, e in line_spans(text, 0, len(text))]
 
 
 # ------------------------------------------------------------------------------ search hits
@@ -654,9 +671,13 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
         if len(items) < min_lines or any(d is None for _s, _e, d in items):
             continue
         lines = ["".join(d[0]) for _s, _e, d in items]
-        labels = [line_label(line) for line in lines]
-        if CODE not in labels or sum(lab in (CODE, WEAK, BLANK) for lab in labels) * 2 < len(labels):
-            continue
+        if key is not None and 2 * sum(line.endswith("\n") for line in lines) >= len(lines):
+            lines = [line.removesuffix("\n") for line in lines]  # text kept as lines (nbformat): read it whatever it is
+            items = [(s, e - 2, (d[0][:-1], d[1][:-1])) if text[e - 2:e] == "\\n" else (s, e, d) for s, e, d in items]
+        else:
+            labels = [line_label(line) for line in lines]
+            if CODE not in labels or sum(lab in (CODE, WEAK, BLANK) for lab in labels) * 2 < len(labels):
+                continue
         offs: list[int] = []
         for k, (_s, e, d) in enumerate(items):
             offs.extend(d[1])
@@ -666,13 +687,18 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
     return tuple(sorted(out, key=lambda js: js.start))
 
 
+def string_values(text: str) -> list[JsonString]:
+    """The JSON strings with lines and the arrays of code lines (a string inside such an array is one of its lines,
+    not a value of its own), in text order."""
+    arrays = json_line_arrays(text)
+    strings = [js for js in json_strings(text) if not any(a.start <= js.start < a.end for a in arrays)]
+    return sorted([*strings, *arrays], key=lambda js: js.start)
+
+
 def keyed_strings(text: str) -> list[JsonString]:
     """The JSON strings with lines that are a key's value (``{"output": "..."}``), and arrays of code lines: the
     ones read as files, in text order."""
-    arrays = json_line_arrays(text)
-    strings = [js for js in json_strings(text) if js.key is not None
-               and not any(a.start <= js.start < a.end for a in arrays)]
-    return sorted([*strings, *arrays], key=lambda js: js.start)
+    return [js for js in string_values(text) if js.key is not None]
 
 
 def escaped_whitespace(strings: Sequence[JsonString]) -> list[tuple[int, int, bool]]:

@@ -388,6 +388,20 @@ def test_terminal_colours_do_not_hide_code(tagger):
     check_python(hits, CODE, ivs)
 
 
+def same_lines(tagger: StructureTagger, code: str, doc: str, ivs: Intervals, depth: bool = True) -> None:
+    """Each line of ``code``, shown in ``doc`` indented two spaces under its block scalar's key line, carries at its
+    first char the block type (and depth) it has in the plain view of ``code``."""
+    plain = tagger.intervals(code, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    at, pos = doc.index(": |") + doc[doc.index(": |"):].index("\n") + 1, 0
+    for line in code.splitlines(keepends=True):
+        if line.strip():
+            k = len(line) - len(line.lstrip())
+            x, y = tag_at(plain, pos + k), tag_at(ivs, at + 2 + k)
+            assert (x.block_type, x.depth if depth else 0) == (y.block_type, y.depth if depth else 0), line
+        pos += len(line)
+        at += len(line) + 2 * bool(line.strip())
+
+
 def test_yaml_block_scalar_holding_a_file(tagger):
     """A YAML result (``content: |`` and the file indented under it) is read as the file: every definition is
     tagged, the keys are not; the same file shown plain gets the same tags."""
@@ -395,22 +409,27 @@ def test_yaml_block_scalar_holding_a_file(tagger):
     doc = f"path: src/wrap.py\nlines: 160\ncontent: |\n{body}truncated: false\n"
     rows = yaml_block_rows(doc)
     assert rows is not None and sum(c >= 0 for _s, c, _e in rows) == CODE.count("\n")
-    for kind in (K.TOOL_OUTPUT, K.TEXT):
-        ivs = tagger.intervals(doc, SpanInfo(kind=kind))
+    for kind, lang in ((K.TOOL_OUTPUT, None), (K.TEXT, None), (K.TOOL_OUTPUT, "python")):  # python: the call's path
+        ivs = tagger.intervals(doc, SpanInfo(kind=kind, language=lang))
         covered(doc, ivs)
         check_python(doc, CODE, ivs)
         for key in ("path:", "content:", "truncated:"):
             assert tag_of(doc, ivs, key).block_type not in SIGNATURES | {B.IMPORT}
-    plain = tagger.intervals(CODE, SpanInfo(kind=K.FILE_VIEW, language="python"))
-    ivs = tagger.intervals(doc, SpanInfo(kind=K.TOOL_OUTPUT))
-    at, pos = doc.index("content: |\n") + len("content: |\n"), 0
-    for line in CODE.splitlines(keepends=True):  # each line's first char: same block type and depth
-        if line.strip():
-            k = len(line) - len(line.lstrip())
-            x, y = tag_at(plain, pos + k), tag_at(ivs, at + 2 + k)
-            assert (x.block_type, x.depth) == (y.block_type, y.depth), line
-        pos += len(line)
-        at += len(line) + 2 * bool(line.strip())
+    for lang in (None, "python"):
+        same_lines(tagger, CODE, doc, tagger.intervals(doc, SpanInfo(kind=K.TOOL_OUTPUT, language=lang)))
+    # a view starting inside a function opens deeper than it goes on: with the indentation indicator a YAML emitter
+    # writes (``|2-``) and without it, the block is the whole view (without it, how deep the view starts is unknown:
+    # the least indented line is taken for the top level, so only the depths may differ)
+    start = next(i for i, ln in enumerate(LINES) if "def _split(self, text)" in ln) + 3
+    mid = "".join(LINES[start:start + 80])
+    names = re.findall(r"^\s*def (\w+)", mid, re.MULTILINE)
+    assert LINES[start].startswith("        ") and len(names) >= 2
+    for header in ("content: |", "content: |2-"):
+        doc = f"path: src/wrap.py\n{header}\n" + "".join("  " + ln if ln.strip() else ln for ln in mid.splitlines(True))
+        ivs = tagger.intervals(doc, SpanInfo(kind=K.TOOL_OUTPUT, language="python"))
+        for name in names:
+            assert tag_of(doc, ivs, f"def {name}").block_type == B.FUNCTION_SIGNATURE, (header, name)
+        same_lines(tagger, mid, doc, ivs, depth=header.endswith("-"))
     # a list item's block scalar, and YAML with no block (or too short a one) is not read this way
     assert yaml_block_rows("- name: run\n  script: |\n    pip install .\n    pytest -q\n    echo done\n") is not None
     assert yaml_block_rows("name: x\nsteps:\n  - run: make\n") is None
@@ -764,6 +783,16 @@ def test_test_logs_recognised_by_content(tagger, runner):
         covered(text, ivs)
         assert tag_of(text, ivs, error).block_type == B.ERROR, (runner, kind)
         assert tag_of(text, ivs, plain).block_type == B.LOG, (runner, kind)
+    # the same log as the value of a key that usually holds a file: a notebook's stream output (one line per item),
+    # a tool result's "content" string
+    for wrapped in (json.dumps({"outputs": [{"name": "stdout", "output_type": "stream",
+                                             "text": text.splitlines(keepends=True)}]}, indent=1),
+                    json.dumps({"type": "tool_result", "content": text})):
+        ivs = tagger.intervals(wrapped, SpanInfo(kind=K.TOOL_OUTPUT))
+        covered(wrapped, ivs)
+        blocks = {tag_at(ivs, k).block_type for k in range(len(wrapped)) if not wrapped[k].isspace()}
+        assert not blocks & (SIGNATURES | {B.FUNCTION_BODY, B.DOCSTRING, B.CONTROL_FLOW}), (runner, blocks)
+        assert tag_of(wrapped, ivs, plain).block_type == B.LOG, runner
 
 
 def test_code_is_not_a_test_log():
@@ -862,6 +891,28 @@ def test_terminus_keystrokes_are_a_call_with_their_heredoc_code(tagger):
     assert tag_of(reply, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
     assert tag_of(reply, ivs, "cat > pkg").block_type == B.TOOL_CALL
     assert not tool_call_spans(json.dumps({"name": "demo", "commands": ["build", "test"]}))  # a config, not a call
+
+
+def test_calls_written_as_yaml_or_as_a_notebook_cell_carry_code(tagger):
+    """A call in YAML (an MCP client's log) carries the new definition in a block scalar, a notebook cell sent as
+    nbformat JSON carries it one line per item of ``source``: code in the language of the path named, the keys and
+    a command's block stay call lines."""
+    block = "".join("    " + line if line.strip() else line for line in NEW_DEF.splitlines(keepends=True))
+    yaml_call = f"tool: replace_symbol\nargs:\n  path: pkg/mod.py\n  code: |\n{block}\n  dry_run: false\n"
+    cell = json.dumps({"cell_type": "code", "metadata": {},
+                       "source": ["%%writefile pkg/mod.py\n", *NEW_DEF.splitlines(keepends=True)]}, indent=1)
+    for call in (yaml_call, cell):
+        ivs = tagger.intervals(call, SpanInfo(kind=K.TOOL_CALL))
+        covered(call, ivs)
+        assert tag_of(call, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE, call
+        body = next(line.strip().strip('",').removesuffix("\\n") for line in NEW_DEF.splitlines()[1:] if line.strip())
+        assert tag_of(call, ivs, body).block_type not in {B.TOOL_CALL, B.TEXT}, body
+    ivs = tagger.intervals(yaml_call, SpanInfo(kind=K.TOOL_CALL))
+    for key in ("tool:", "path:", "dry_run:"):
+        assert tag_of(yaml_call, ivs, key).block_type == B.TOOL_CALL, key
+    shell = "tool: shell\nargs:\n  cmd: |\n    cd pkg\n    python -m pytest -x tests/\n"
+    ivs = tagger.intervals(shell, SpanInfo(kind=K.TOOL_CALL))
+    assert {tag_at(ivs, k).block_type for k in range(len(shell)) if not shell[k].isspace()} == {B.TOOL_CALL}
 
 
 def test_org_mode_blocks_and_results(tagger):
