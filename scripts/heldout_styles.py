@@ -12,16 +12,21 @@ XML calls). Round 15: ``react`` (LangChain's ReAct scratchpad), ``interp`` (an I
 agent: ``#+begin_src`` blocks, org-babel results), ``html`` (a web UI's chat exported as HTML, text escaped).
 Round 17: ``winterm`` (a PowerShell terminal's screens: ``PS C:\\...> `` prompts, ``>> `` here-string continuation,
 CRLF, wrapped at 120), ``zsh`` (a macOS zsh terminal pasted back: ``dev@MacBook-Pro repo % `` prompts, ``heredoc> ``).
+Round 18: ``blame`` (a chat-ops bot's slash commands, files read with ``git blame -s -L``, tests under tox, edits in
+``~~~`` fences), ``yamlres`` (an MCP client logging calls and results as YAML, files and logs in ``|`` block scalars),
+``notebook`` (a Jupyter agent speaking nbformat JSON: cell sources and stream outputs as arrays of lines).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 53 2 next_line react,interp,powershell,own
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 61 2 next_line terminus,org,html,own
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 67 1 next_line winterm,zsh,own
+    PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 71 1 next_line blame,yamlres,notebook,own
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import sys
@@ -446,9 +451,101 @@ class ZshMac(S.Style):
         self._send(keys, screen if result is not None else None, sub)
 
 
+def _blame(path, start, content):
+    """``git blame -s`` of the lines: a commit (one per run of seven lines) and the line number before each."""
+    return "\n".join(f"{hashlib.sha1(f'{path}{(start + i) // 7}'.encode()).hexdigest()[:7]} {start + i:>3}) {line}"
+                     for i, line in enumerate(content.split("\n")))
+
+
+class Blame(S.Style):
+    """A chat-ops bot: the assistant writes slash commands (``/run CMD``, ``/patch PATH`` + a ``~~~`` fence); files
+    are read with ``git blame -s -L``; tests run under tox."""
+    system = ("You are the repository's maintenance bot. Act with slash commands, one per message: /run <shell command> "
+              "runs it in the checkout; /patch <path> followed by a ~~~ fenced block replaces the definition it names. "
+              "Use git blame to see who last touched the code you read.")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call",
+                 f"Checking the history of that part.\n/run git blame -s -L {start},{end} {path}", sub)
+        self.add("tool", "tool_output", _blame(path, start, content), sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"/run tox -e py312 -- {command.split()[-1]}", sub)
+        self.add("tool", "tool_output", f"py312: commands[0]> {command}\n{log}\n  py312: FAIL code 1 (2.41 seconds)", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", f"/patch {path}\n~~~{lang}\n{code}\n~~~", sub)
+        if result is not None:
+            self.add("tool", "tool_output", f"patched {path} (1 hunk)", sub)
+
+
+def _block(text, indent):
+    """``text`` as a YAML block scalar's lines: every non-blank line indented."""
+    return "\n".join((" " * indent + line) if line else "" for line in text.split("\n"))
+
+
+class YamlRes(S.Style):
+    """An MCP client that logs calls and results as YAML: ``tool:``/``args:`` calls, results with the file or log
+    in a ``content: |`` block scalar (indented two spaces), edits with the code in a block scalar."""
+    system = ("You are a coding agent. Tools: read_file(path, start, end), shell(cmd), replace_symbol(path, code). "
+              "Write each call as YAML (tool: NAME, args: MAPPING); results come back as YAML.")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", f"tool: read_file\nargs:\n  path: {path}\n  start: {start}\n  end: {end}", sub)
+        self.add("tool", "tool_output", f"path: {path}\nrange: [{start}, {end}]\ncontent: |\n{_block(content, 2)}", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"tool: shell\nargs:\n  cmd: {json.dumps(command)}", sub)
+        self.add("tool", "tool_output", f"exit_code: 1\nstdout: |\n{_block(log, 2)}\nstderr: ''", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", f"tool: replace_symbol\nargs:\n  path: {path}\n  code: |\n{_block(code, 4)}",
+                 sub)
+        if result is not None:
+            self.add("tool", "tool_output", "ok: true\nreplaced: 1", sub)
+
+
+def _lines(text):
+    """``text`` as nbformat keeps it: a list of lines, each but the last ending in its line break."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + [parts[-1]]
+
+
+class Notebook(S.Style):
+    """A Jupyter agent whose tool speaks nbformat: the assistant sends a code cell as JSON (``source`` a list of
+    lines), the result is the cell's ``outputs`` list (stream outputs whose ``text`` is a list of lines)."""
+    system = ("You drive a Jupyter notebook opened in the repository. Add one code cell per turn as nbformat JSON; "
+              "shell commands start with !. You get back the cell's outputs as JSON.")
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def _cell(self, source, out, sub):
+        self.n += 1
+        self.add("assistant", "tool_call", json.dumps({"cell_type": "code", "execution_count": None, "metadata": {},
+                                                       "source": _lines(source)}, indent=1), sub)
+        if out is not None:
+            self.add("tool", "tool_output", json.dumps({"execution_count": self.n, "outputs": [
+                {"name": "stdout", "output_type": "stream", "text": _lines(out)}]}, indent=1), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._cell(f"!sed -n '{start},{end}p' {path}", content, sub)
+
+    def run(self, command, log, sub):
+        self._cell(f"!{command}", log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._cell(f"%%writefile /tmp/new_def.py\n{code}", None, sub)
+        if result is not None:
+            self.add("tool", "tool_output", json.dumps({"execution_count": self.n, "outputs": [
+                {"name": "stdout", "output_type": "stream", "text": ["Writing /tmp/new_def.py\n"]}]}, indent=1), sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
-                  terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac)
+                  terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
+                  blame=Blame, yamlres=YamlRes, notebook=Notebook)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
