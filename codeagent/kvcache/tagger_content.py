@@ -655,8 +655,9 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
     objects whose first string field is the line (``[{"n": 12, "text": "def f():"}, ...]``), each read as one string
     whose lines are the items: what lies between two items (``", "``, ``"}, {"n": 13, "text": "``) stands for the
     line break. A Python list of lines printed (``readlines()`` in a REPL) is read the same way. Only arrays that read
-    as code: a CODE line among the items, and most items code-like or blank (a list of file names, words or argv is
-    left alone)."""
+    as code (a CODE line among the items, and most items code-like or blank: a list of file names, words or argv is
+    left alone), or that a key holds with most items ending in a line break (nbformat's ``source`` and ``text``: lines
+    of whatever the text is, a log too)."""
     out: list[JsonString] = []
     found = [(m, [(b.start(1), b.end(1)) for b in _ITEM_BODY.finditer(text, m.start(2), m.end(2))])
              for m in _LINE_ARRAY.finditer(text)]
@@ -688,16 +689,16 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
 
 
 def string_values(text: str) -> list[JsonString]:
-    """The JSON strings with lines and the arrays of code lines (a string inside such an array is one of its lines,
-    not a value of its own), in text order."""
+    """The JSON strings with lines and the arrays of lines (a string inside such an array is one of its lines, not a
+    value of its own), in text order."""
     arrays = json_line_arrays(text)
     strings = [js for js in json_strings(text) if not any(a.start <= js.start < a.end for a in arrays)]
     return sorted([*strings, *arrays], key=lambda js: js.start)
 
 
 def keyed_strings(text: str) -> list[JsonString]:
-    """The JSON strings with lines that are a key's value (``{"output": "..."}``), and arrays of code lines: the
-    ones read as files, in text order."""
+    """The JSON strings with lines that are a key's value (``{"output": "..."}``), and arrays of lines: the ones read
+    as files, in text order."""
     return [js for js in string_values(text) if js.key is not None]
 
 
