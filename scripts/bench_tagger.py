@@ -9,7 +9,8 @@ mini-swe-agent observation, a JSON tool result holding the file, a diff of it, `
 ``write_to_file`` call carrying the file, the diff as a Codex ``apply_patch`` call (JSON), a bash heredoc call writing
 the file, IPython's pretty-print of the file's ``readlines()``, the file HTML-escaped in a web UI's ``<pre><code>``, a
 terminal screen showing it (a prompt line, lines wrapped at 80 columns), a PowerShell screen showing it (CRLF line
-ends, wrapped at 120 columns) and org-babel's ``#+begin_example`` result.
+ends, wrapped at 120 columns), org-babel's ``#+begin_example`` result, a YAML result holding the file in a block scalar
+(the language known from the call) and a notebook's stream output (nbformat: an array of lines).
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
             ln[i:i + 120] for ln in text.split("\n") for i in range(0, len(ln) or 1, 120)) + "\r\nPS C:\\src> ",
             "TEXT", None),
         "org_example": (f"#+RESULTS:\n#+begin_example\n{text}#+end_example\n", "TEXT", None),
+        "yaml_result_known_language": ("path: lib/argparse.py\ncontent: |\n" + "".join(
+            "  " + ln if ln.strip() else ln for ln in lines), "TOOL_OUTPUT", "python"),
+        "notebook_stream_output": (json.dumps({"outputs": [{"name": "stdout", "output_type": "stream", "text": lines}]},
+                                              indent=1), "TOOL_OUTPUT", None),
     }
 
 

@@ -34,6 +34,12 @@ from codeagent.kvcache.tagger_media import clean as clean_media, prompts
 from codeagent.kvcache.tagger_rules import RULES, LangRules
 from codeagent.kvcache.tags import NO_TAG, BlockType, SegmentKind, SpanInfo, TokenTag
 
+
+def _ends_like_a_log(text: str, reach: int = 3000) -> bool:
+    """A test run's output, by what its runner prints first or last (a file's whole text is not searched)."""
+    return looks_like_test_log(text if len(text) <= 2 * reach else f"{text[:reach]}\n{text[-reach:]}")
+
+
 class Interval(NamedTuple):
     """Characters [start, end) of a text and their tag."""
 
@@ -1121,7 +1127,7 @@ class StructureTagger:
             pos = 0
             for js in strings:
                 out.extend(_shift(self._lines(text[pos:js.start], None, "log" if default == "log" else "prose"), pos))
-                is_log = default == "log" and looks_like_test_log(js.value)  # a test run's "content" is its log
+                is_log = default == "log" and _ends_like_a_log(js.value)  # a test run's "content" is its log
                 shape = "code" if js.key in CODE_KEYS and not is_log else default
                 out.extend(self._json_value(js, lang, shape))
                 pos = js.end
