@@ -287,16 +287,25 @@ def _fence_closes(line: str, marker: str) -> bool:
     return bool(stripped) and set(stripped) == {marker[0]} and len(stripped) >= len(marker)
 
 
+def _underlines(line: str, above: str) -> bool:
+    """``line`` is a run of one mark as long as the text of the non-blank line ``above`` it: a title's underline."""
+    mark, title = line.strip(), above.strip()
+    return bool(title) and len(mark) == len(title) and set(mark) != set(title)
+
+
 def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
     """Split text into (start, end, language, is_code) segments around Markdown fences (and org-mode's
     ``#+begin_src LANG``/``#+begin_example`` blocks)."""
     segments: list[tuple[int, int, str | None, bool]] = []
     prose_start = 0
     fence: tuple[str, str, int] | None = None  # (marker, info, code start)
+    above = ""
     for s, e in line_spans(text, 0, len(text)):
         line = text[s:e]
         if fence is None:
             opened = _fence_open(line)
+            if opened and not opened[1] and _underlines(line, above):
+                opened = None  # a reStructuredText title's underline (``~~~~``), not a fence
             if opened:
                 segments.append((prose_start, e, None, False))  # prose up to and with the fence line
                 fence = (*opened, e)
@@ -306,6 +315,7 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
                 segments.append((code_start, s, info, True))
                 fence = None
                 prose_start = s
+        above = line
     if fence is not None:
         segments.append((fence[2], len(text), fence[1], True))
     else:

@@ -17,8 +17,8 @@ import pytest
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    CODE as CODE_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, grep_rows, keyed_strings, language_candidates,
-    line_label, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
+    CODE as CODE_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, grep_rows, keyed_strings,
+    language_candidates, line_label, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -101,6 +101,26 @@ def test_raw_dump_opening_with_a_module_docstring_and_aliased_imports(tagger):
         assert tag_of(wrapped, ivs, "import os as _os").block_type == B.IMPORT
         assert tag_of(wrapped, ivs, "from gettext import").block_type == B.IMPORT
         same_tags(code, plain, 0, wrapped, ivs, wrapped.index(code), len(code))
+
+
+def test_a_title_underline_is_no_fence(tagger):
+    """A reStructuredText module docstring (``requests.adapters`` over ``~~~~~~~~~~~~~~~~~``, as Pygments and Requests
+    write theirs) holds a line of tildes: it underlines the title and opens no fence, so the file around it is read
+    whole; a fence of tildes after a line of another length, or with an info string, is still one."""
+    code = ('"""\n    pkg.formatters.term\n    ~~~~~~~~~~~~~~~~~~~\n\n    Formatter for terminal output.\n"""\n\n'
+            "from pkg.formatter import Formatter\n\n\nclass TermFormatter(Formatter):\n"
+            '    """Colours by token type."""\n\n    def format(self, tokens, out):\n        for tok in tokens:\n'
+            "            out.write(tok)\n")
+    assert fence_segments(code) == [(0, len(code), None, False)]
+    yaml = f"path: pkg/term.py\ncontent: |\n{textwrap.indent(code, '  ')}"
+    for text, kind, lang in ((code, K.FILE_VIEW, "python"), (yaml, K.FILE_VIEW, "python"), (code, K.TOOL_OUTPUT, None)):
+        ivs = tagger.intervals(text, SpanInfo(kind=kind, language=lang))
+        covered(text, ivs)
+        assert tag_of(text, ivs, "Formatter for terminal output").block_type == B.DOCSTRING, text[:20]
+        assert tag_of(text, ivs, "TermFormatter").block_type == B.CLASS_DECLARATION
+        assert tag_of(text, ivs, "format(self").block_type == B.FUNCTION_SIGNATURE
+    for fenced in ("Run it:\n~~~\nmake test\n~~~\n", "Title\n~~~~~python\nx = 1\n~~~~~\n"):
+        assert [seg[3] for seg in fence_segments(fenced)] == [False, True, False], fenced
 
 
 @pytest.mark.parametrize("fmt", ["{n:>6}\t{line}", "{n:6d}  {line}", "{n:>4} | {line}", "{n}: {line}",
