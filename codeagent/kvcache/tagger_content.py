@@ -47,6 +47,9 @@ _IMPORT_LINE = re.compile(r"^[ \t]*(?:from\s+\.*[\w.]+\s+)?import\s+(?:\(\s*$|\*
                           r"|^[ \t]*import\s+(?:[\w*{}, \t]+\s+from\s+)?['\"][^'\"\n]+['\"]\s*;?\s*$")
 """A whole line of imports (Python's ``import os as _os``, ``from gettext import gettext as _, ngettext``, JavaScript's
 ``import React from 'react'``): code even when its words read like a sentence."""
+_LABEL = re.compile(r"^[A-Z][a-z]+(?: [a-z]+){0,3}:[ \t]*\r?\n?$")
+"""A capitalised label ending its line (``Observation:``, ``Execution logs:``, ``Output:``): the header of what follows,
+not code (no Python line is a capitalised word and a colon)."""
 _LOG_LINE = re.compile(
     r"""^(?:
         \s*Traceback\ \(most\ recent\ call\ last\) | \s+File\ "[^"]+",\ line\ \d+ | E\s{2,}\S | _{5,}\ \S | ={5,}
@@ -64,6 +67,8 @@ def line_label(line: str) -> int:
         return BLANK
     if _LOG_LINE.match(line):
         return LOG
+    if _LABEL.match(line):
+        return PROSE
     if _CLAUSE.match(line) or _IMPORT_LINE.match(line) or (line[:1] in " \t" and _STRONG.match(line)):
         return CODE  # an indented statement or a clause header, however plain its words
     if _PROSE.match(line) and not _CODE_CHARS.search(line):

@@ -579,6 +579,24 @@ def test_sentences_that_open_with_import_are_prose():
     assert line_label("import the data before you run it, then check the logs.") == PROSE_LINE
 
 
+def test_a_label_over_a_raw_dump_is_not_code(tagger):
+    """The capitalised labels an agent puts over a result (smolagents' ``Observation:`` and ``Execution logs:``,
+    ReAct's ``Thought:``) are its header, not code: the file under them reads as it does alone (its module docstring
+    a docstring). Clause headers and lower-case keys still read as code."""
+    for label in ("Observation:", "Execution logs:", "Thought:", "Output:\n"):
+        assert line_label(label) == PROSE_LINE, label
+    for code in ("else:", "try:", "finally:", "dependencies:", "    Meta:", "case Color.RED:"):
+        assert line_label(code) != PROSE_LINE, code
+    code = "".join(LINES[:next(i for i, ln in enumerate(LINES) if ln.startswith("class TextWrapper"))])
+    assert code.startswith('"""')
+    text = f"Observation:\nExecution logs:\n{code}"
+    plain = tagger.intervals(code, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TEXT))
+    covered(text, ivs)
+    assert tag_of(text, ivs, "Observation").block_type == B.TEXT
+    same_tags(code, plain, 0, text, ivs, text.index(code), len(code))
+
+
 # ------------------------------------------------------------------------------ tool calls
 CALLS = {
     "function": ('view_file(path="pkg/mod.py", start_line=19, end_line=107)', "pkg/mod.py"),
