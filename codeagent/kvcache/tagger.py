@@ -760,6 +760,13 @@ CODE_KEYS = frozenset({"content", "file_text", "new_str", "old_str", "code", "so
 """JSON keys whose string value is read as code first (any other string is detected by content)."""
 COMMAND_KEYS = frozenset({"command", "cmd", "keystrokes", "script", "shell"})
 """JSON keys of a call whose string value is shell input: command lines, with the heredocs they feed read as code."""
+
+
+def _argument_shape(key: str | None) -> str:
+    """How a call's argument under ``key`` is read: code, shell command lines, else by content as prose."""
+    return "code" if key in CODE_KEYS else "command" if key in COMMAND_KEYS else "prose"
+
+
 _XML_CODE_PARAM = re.compile(
     rf"<(?:parameter=|parameter\s+name=[\"']?)?({'|'.join(sorted(CODE_KEYS))})[\"']?(?:\s[^>]*)?>\n?(.*?)"
     r"</(?:\1|parameter)>", re.DOTALL)
@@ -1063,13 +1070,9 @@ class StructureTagger:
         for block in blocks:
             start = block.rows[0][0]
             out.extend(_shift(self._json_args(text[pos:start]), pos))
-            if block.key in CODE_KEYS:
-                inner: Callable[[str], list[Interval]] = lambda code: self._content(code, lang, "code")
-            elif block.key in COMMAND_KEYS:
-                inner = self._call_lines
-            else:
-                inner = lambda code: self._content(code, None, "prose")
-            out.extend(self._rows(text, [(s, c, e, True) for s, c, e in block.rows], inner))
+            shape = _argument_shape(block.key)
+            out.extend(self._rows(text, [(s, c, e, True) for s, c, e in block.rows],
+                                  lambda code, shape=shape: self._value(code, lang, shape)))
             pos = block.rows[-1][2]
         out.extend(_shift(self._json_args(text[pos:]), pos))
         return out
@@ -1081,8 +1084,7 @@ class StructureTagger:
         pos = 0
         for js in strings:
             out.extend(_shift(self._call_lines(text[pos:js.start]), pos))
-            out.extend(self._json_value(js, lang, "code" if js.key in CODE_KEYS else
-                                        "command" if js.key in COMMAND_KEYS else "prose"))
+            out.extend(self._json_value(js, lang, _argument_shape(js.key)))
             pos = js.end
         out.extend(_shift(self._call_lines(text[pos:]), pos))
         return out
@@ -1109,11 +1111,14 @@ class StructureTagger:
         plan = [PlanLine(s, e, BlockType.TOOL_CALL, 0, 0) for s, e in _line_spans(text, 0, len(text))]
         return _plan_to_intervals(text, plan, self._alloc)
 
+    def _value(self, text: str, language: str | None, shape: str) -> list[Interval]:
+        """A value a call or result carries, read as ``shape`` ("command": shell lines typed or run)."""
+        return self._call_lines(text) if shape == "command" else self._content(text, language, shape)
+
     def _json_value(self, js: JsonString, language: str | None, default: str) -> list[Interval]:
         """Tags of a decoded JSON string (``default`` "command": shell lines typed or run), mapped back onto the
         escaped source chars."""
-        got = self._call_lines(js.value) if default == "command" else self._content(js.value, language, default)
-        inner = _normalize(sorted(got, key=itemgetter(0)), len(js.value))
+        inner = _normalize(sorted(self._value(js.value, language, default), key=itemgetter(0)), len(js.value))
         return [Interval(js.offsets[s], js.offsets[e], t) for s, e, t in inner if js.offsets[e] > js.offsets[s]]
 
     def _shapes(self, text: str, language: str | None, default: str) -> list[Interval]:
@@ -1127,8 +1132,8 @@ class StructureTagger:
             pos = 0
             for js in strings:
                 out.extend(_shift(self._lines(text[pos:js.start], None, "log" if default == "log" else "prose"), pos))
-                is_log = default == "log" and _ends_like_a_log(js.value)  # a test run's "content" is its log
-                shape = "code" if js.key in CODE_KEYS and not is_log else default
+                code = js.key in CODE_KEYS and not (default == "log" and _ends_like_a_log(js.value))  # a run's log
+                shape = "code" if code else default
                 out.extend(self._json_value(js, lang, shape))
                 pos = js.end
             out.extend(_shift(self._lines(text[pos:], None, "log" if default == "log" else "prose"), pos))

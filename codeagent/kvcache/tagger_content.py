@@ -217,6 +217,8 @@ def yaml_blocks(text: str, min_lines: int = 3) -> list[YamlBlock]:
     lines in a YAML document, in order. A block's indentation is the one its indicator names (``|2``), else the
     least of its lines' (a view starting inside a function opens deeper than it goes on); blank lines inside and
     after it are its content too."""
+    if "|" not in text and ">" not in text:  # every call the tagger reads passes here: most hold no block
+        return []
     spans = line_spans(text, 0, len(text))
     blocks: list[YamlBlock] = []
     i = 0
@@ -615,6 +617,14 @@ def _py_decode(raw: str, body_start: int) -> _Decoded | None:
     return _unescape(raw, body_start, _PY_ESCAPES, {"x": 2, "u": 4, "U": 8})
 
 
+def _without_break(start: int, end: int, decoded: _Decoded | None) -> tuple[int, int, _Decoded | None]:
+    """A string item (body ``start``-``end``) without the ``\\n`` escape that ends it, when it ends in one: the escape
+    then stands for the break between this line and the next."""
+    if decoded is None or decoded[0][-1:] != ["\n"]:
+        return start, end, decoded
+    return start, end - 2, (decoded[0][:-1], decoded[1][:-1])
+
+
 def _py_line_items(text: str, taken: Sequence[tuple[int, int]] = ()) -> list[list[tuple[int, int, _Decoded | None]]]:
     """The Python lists of strings in ``text`` whose items mostly end in a line break (a ``readlines()`` result
     printed, on one line or IPython's one item per line), each item decoded; an item's trailing line break is
@@ -628,11 +638,7 @@ def _py_line_items(text: str, taken: Sequence[tuple[int, int]] = ()) -> list[lis
         items = []
         for b in _PY_ITEM_BODY.finditer(text, m.start(1), m.end(1)):
             s, e = b.start() + 1, b.end() - 1
-            decoded = _py_decode(text[s:e], s)
-            if decoded is not None and decoded[0][-1:] == ["\n"]:
-                decoded = decoded[0][:-1], decoded[1][:-1]
-                e = e - 2
-            items.append((s, e, decoded))
+            items.append(_without_break(s, e, _py_decode(text[s:e], s)))
         if 2 * sum(text[e:e + 2] == "\\n" for _s, e, _d in items) >= len(items):  # lines as readlines() keeps them
             out.append(items)
     return out
@@ -688,8 +694,8 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
             continue
         lines = ["".join(d[0]) for _s, _e, d in items]
         if key is not None and 2 * sum(line.endswith("\n") for line in lines) >= len(lines):
-            lines = [line.removesuffix("\n") for line in lines]  # text kept as lines (nbformat): read it whatever it is
-            items = [(s, e - 2, (d[0][:-1], d[1][:-1])) if text[e - 2:e] == "\\n" else (s, e, d) for s, e, d in items]
+            items = [_without_break(*item) for item in items]  # text kept as lines (nbformat): read whatever it is
+            lines = ["".join(d[0]) for _s, _e, d in items]
         else:
             labels = [line_label(line) for line in lines]
             if CODE not in labels or sum(lab in (CODE, WEAK, BLANK) for lab in labels) * 2 < len(labels):
