@@ -46,6 +46,8 @@ class Line(NamedTuple):
 
     lo: int
     """First row."""
+    code: int
+    """First tagged row (past a view's prefix: line numbers, a blame column); ``lo`` for an untagged line."""
     hi: int
     """One past the last row."""
     seg: int
@@ -68,14 +70,14 @@ def _lines(table: SlotTable, start: int) -> list[Line]:
         if not end and i < last:
             continue
         j = next((j for j in range(first, i + 1) if cols["block_type"][j] != int(BlockType.NONE)), first)
-        out.append(Line(start + first, start + i + 1, cols["seg"][j], cols["block_type"][j], cols["block_id"][j],
-                        cols["depth"][j], cols["kind"][j] == int(SegmentKind.TEMPLATE)))
+        out.append(Line(start + first, start + j, start + i + 1, cols["seg"][j], cols["block_type"][j],
+                        cols["block_id"][j], cols["depth"][j], cols["kind"][j] == int(SegmentKind.TEMPLATE)))
         first = i + 1
     return out
 
 
 def short_bodies(table: SlotTable, start: int, max_lines: int) -> torch.Tensor:
-    """Rows from ``start`` on the code lines of function bodies of at most ``max_lines`` lines (docstrings,
+    """Rows from ``start`` on the code of the lines of function bodies of at most ``max_lines`` lines (docstrings,
     comments and blank lines not counted). A body runs from the header while lines stay in the header's block
     or deeper; one still open at the last row (a view cut mid-function, a chunk boundary) is left alone."""
     mask = torch.zeros(len(table) - start, dtype=torch.bool)
@@ -99,8 +101,8 @@ def short_bodies(table: SlotTable, start: int, max_lines: int) -> torch.Tensor:
                 body.append(lines[k])
             k += 1
         if k < len(lines) and 0 < len(body) <= max_lines:
-            for line in body:
-                mask[line.lo - start:line.hi - start] = True
+            for line in body:  # the code, not the view's prefix before it
+                mask[line.code - start:line.hi - start] = True
         i = j
     return mask
 

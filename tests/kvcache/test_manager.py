@@ -188,6 +188,23 @@ def test_short_function_bodies_are_pinned_with_their_header(make_engine):
     assert "_hermite_param(ctx, n, z, 0)" in pinned and "total += 5 * step" not in pinned
 
 
+def test_a_short_body_pin_holds_its_code_not_the_views_prefix(make_engine):
+    """In a view whose lines carry a prefix (`git blame -s`: a commit hash and the line number), a short body's
+    pin covers the code of its lines; the prefix stays unpinned, scored like any other untagged token."""
+    code = ("import math\n\nclass Box:\n    @property\n    def area(self):\n        return self.w * self.h\n\n"
+            "def spin(step):\n    total = 0\n" + "".join(f"    total += {i} * step\n" for i in range(8))
+            + "    return total\n")
+    lines = code.splitlines()
+    hashes = [f"{0xc0de000 + 97 * n:07x}" for n in range(len(lines))]
+    view = "".join(f"{h} {n + 1:>3}) {line}\n" for n, (h, line) in enumerate(zip(hashes, lines)))
+    eng = make_engine(policy="default", min_tokens=0)
+    eng.append_message("tool", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    pinned = eng.tok.decode(eng.table["token"][eng.table["state"] == int(State.PINNED)].tolist())
+    body = lines.index("        return self.w * self.h")
+    assert "return self.w * self.h" in pinned and "def area(self):" in pinned
+    assert hashes[body] not in pinned and hashes[body][:5] not in pinned
+
+
 def test_pinned_slots_survive_compression(make_engine, code_ids):
     eng = make_engine(policy="default", min_tokens=0)
     eng.append_tokens(code_ids[:400])
