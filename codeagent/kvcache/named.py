@@ -47,6 +47,24 @@ def naming_mask(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[To
     mask = [False] * len(tags)
     for idx in spans.values():
         if defined_name(text[offsets[idx[0]][0]:offsets[idx[-1]][1]]) in names:
-            for i in idx:
+            for i in idx + _docstring(text, offsets, tags, idx[-1] + 1):
                 mask[i] = True
     return mask if any(mask) else None
+
+
+DOCSTRING_TOKENS = 160
+"""At most this many tokens of a named definition's docstring are protected with its header."""
+
+
+def _docstring(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[TokenTag], start: int) -> list[int]:
+    """The tokens of the docstring opening the body that starts at ``start`` (past line breaks, an indent and a
+    view's untagged line prefixes), at most ``DOCSTRING_TOKENS``; [] when the body does not open with one."""
+    out: list[int] = []
+    for i in range(start, len(tags)):
+        if tags[i].block_type == BlockType.DOCSTRING:
+            out.append(i)
+            if len(out) >= DOCSTRING_TOKENS:
+                break
+        elif tags[i].block_type != BlockType.NONE and text[offsets[i][0]:offsets[i][1]].strip():
+            break
+    return out

@@ -71,3 +71,23 @@ def test_a_named_module_constant_is_protected(make_engine):
         eng.manager.enforce(eng.state, budget=int((eng.table["state"] == int(State.PINNED)).sum()))
         if on:
             assert "LIMIT_3 = 3" in _pinned_text(eng)
+
+
+def test_a_named_definition_keeps_its_docstring(make_engine):
+    """The docstring opening a named definition (its contract: what the parameters mean) is protected with the
+    header, in a raw view and behind a view's line numbers; another definition's docstring is not, nor the body
+    under it."""
+    code = ('def escape(pattern, special_only=True, literal_spaces=False):\n'
+            '    """Escape a string for use as a literal in a pattern. If special_only is\n'
+            '    True, escape only special characters."""\n'
+            '    if isinstance(pattern, bytes):\n        p = pattern.decode("latin-1")\n    return p\n\n'
+            'def purge():\n    """Clear the regular expression cache."""\n    _cache.clear()\n')
+    numbered = "".join(f"{n:>6}\t{line}\n" for n, line in enumerate(code.splitlines(), 388))
+    for view in (code, numbered):
+        eng = make_engine(policy="default", min_tokens=0)
+        _session(eng, "`escape` is hard to mock; add a wrapper with the same signature.", view)
+        protected = eng.tok.decode(eng.table["token"][eng.table["protect"]].tolist())
+        assert "def escape(pattern, special_only=True, literal_spaces=False):" in protected
+        assert "If special_only is" in protected and "escape only special characters" in protected
+        assert "isinstance" not in protected and "latin" not in protected
+        assert "Clear the regular expression cache" not in protected and "purge" not in protected
