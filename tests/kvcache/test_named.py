@@ -13,6 +13,9 @@ def test_issue_names_are_code_not_words_or_files():
     text = ("Callers of `create` in `gitdb/pack.py` need a variant; `pkg.mod.mru_cache()` and safe_repr fail, "
             "getDOMImplementation(name) too. The `README.md` says to create a file.")
     assert issue_names(text) == {"create", "mru_cache", "safe_repr", "getDOMImplementation"}
+    # a path's parts are not names, ticked or not: `fontTools/misc/__init__.py` does not name __init__
+    assert issue_names("Help me continue writing `fontTools/misc/__init__.py` from where it stops.") == set()
+    assert issue_names("See src/my_pkg/load_data.py and my_helper.py; call parse_args(argv).") == {"parse_args"}
 
 
 def test_defined_name_in_several_languages():
