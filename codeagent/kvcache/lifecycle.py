@@ -44,10 +44,8 @@ HEADER_BLOCKS = frozenset(int(b) for b in (BlockType.FUNCTION_SIGNATURE, BlockTy
 class Line(NamedTuple):
     """One line of slots, tagged as its first tagged token is (a line-number prefix is untagged)."""
 
-    lo: int
-    """First row."""
     code: int
-    """First tagged row (past a view's prefix: line numbers, a blame column); ``lo`` for an untagged line."""
+    """First tagged row (past a view's prefix: line numbers, a blame column), else the first row."""
     hi: int
     """One past the last row."""
     seg: int
@@ -70,7 +68,7 @@ def _lines(table: SlotTable, start: int) -> list[Line]:
         if not end and i < last:
             continue
         j = next((j for j in range(first, i + 1) if cols["block_type"][j] != int(BlockType.NONE)), first)
-        out.append(Line(start + first, start + j, start + i + 1, cols["seg"][j], cols["block_type"][j],
+        out.append(Line(start + j, start + i + 1, cols["seg"][j], cols["block_type"][j],
                         cols["block_id"][j], cols["depth"][j], cols["kind"][j] == int(SegmentKind.TEMPLATE)))
         first = i + 1
     return out

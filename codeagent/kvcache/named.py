@@ -10,7 +10,6 @@ from codeagent.kvcache.tags import BlockType, TokenTag
 
 _TICKED = re.compile(r"`([^`\n]{1,80})`")
 _EXT = r"\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|rb|md|txt|json|toml|ya?ml|cfg|ini)"
-_FILE = re.compile(rf"[/\\]|{_EXT}$")
 _CODELIKE = re.compile(r"\b([A-Za-z_]\w*)\s*\(|\b(\w*_\w+|[a-z]+[A-Z]\w*)\b")
 _DEFINES = re.compile(r"(?:\b(?:def|class|function|func|fn|struct|interface|type|enum|trait)\s+(?:\([^)]*\)\s*)?"
                       r"|\b)([A-Za-z_]\w*)\s*[(<:{=]")
@@ -23,11 +22,12 @@ def issue_names(text: str) -> set[str]:
     """Identifiers an issue names: in backticks (``pkg.mod.func`` gives ``func``; file paths are not names),
     called (``name(``), or spelled like code (``snake_case``, ``camelCase``)."""
     names: set[str] = set()
+    text = _PATHS.sub(" ", text)  # `pkg/__init__.py` names a file, not `__init__`
     for m in _TICKED.finditer(text):
         tick = m.group(1).strip().rstrip("()")
-        if not _FILE.search(tick) and re.fullmatch(r"[A-Za-z_][\w.]*", tick):
+        if re.fullmatch(r"[A-Za-z_][\w.]*", tick):
             names.add(tick.rsplit(".", 1)[-1])
-    for m in _CODELIKE.finditer(_PATHS.sub(" ", text)):  # `pkg/__init__.py` names a file, not `__init__`
+    for m in _CODELIKE.finditer(text):
         names.add(m.group(1) or m.group(2))
     return {n for n in names if len(n) > 1}
 
