@@ -1347,7 +1347,9 @@ def _json_result(text: str, strings: Sequence[JsonString]) -> bool:
 def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: list[Interval],
                      escapes: Sequence[tuple[int, int, bool]] = (),
                      quoted: Sequence[tuple[int, int]] = ()) -> list[TokenTag]:
-    """Tag of the interval holding each token's first non-space char; (0, 0)-style empty tokens get NO_TAG.
+    """Tag of the interval holding each token's first non-space char; (0, 0)-style empty tokens get NO_TAG. A token of
+    nothing but space takes the tag at its start, or, lying in tagged text with code after it on its line (an indent
+    after a view's prefix), that code's tag.
 
     ``escapes`` (start, end, line break) are JSON escapes of whitespace inside the ``quoted`` strings that hold
     files: they count as space, the token holding a line break's last char ``ends_line``, and a token of nothing
@@ -1376,10 +1378,20 @@ def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: l
             inside[s:e] = True
         after = np.append(False, escaped[:-2])  # the char before each position is part of an escape
         untagged |= (first >= ends) & inside[starts] & (escaped[starts] | after[starts])
-    first = np.where(first < ends, first, starts)
     iv_starts = np.fromiter((iv[0] for iv in intervals), dtype=np.int64, count=len(intervals))
-    index = np.clip(np.searchsorted(iv_starts, first, side="right") - 1, 0, len(intervals) - 1)
     tags = [iv[2] for iv in intervals]
+    # a token of nothing but space inside tagged text with code after it on its line (an indent after a view's
+    # prefix: `   12\t` then `    def f():`) is that code's: the line reads as its code does, as in a raw file
+    line_end = codes == 10
+    for s, _e, newline in escapes:
+        line_end[s] |= newline
+    ends_at = np.where(line_end, np.arange(len(text)), len(text))
+    next_line_end = np.append(np.minimum.accumulate(ends_at[::-1])[::-1], len(text))
+    at_start = np.clip(np.searchsorted(iv_starts, starts, side="right") - 1, 0, len(intervals) - 1)
+    tagged = np.fromiter((t.block_type != BlockType.NONE for t in tags), dtype=bool, count=len(tags))[at_start]
+    indent = (first >= ends) & (first < next_line_end[starts]) & tagged
+    first = np.where((first < ends) | indent, first, starts)
+    index = np.clip(np.searchsorted(iv_starts, first, side="right") - 1, 0, len(intervals) - 1)
     result = [tags[i] for i in index.tolist()]
     for i in np.flatnonzero(untagged).tolist():
         result[i] = NO_TAG

@@ -205,6 +205,20 @@ def test_a_short_body_pin_holds_its_code_not_the_views_prefix(make_engine):
     assert hashes[body] not in pinned and hashes[body][:5] not in pinned
 
 
+def test_a_methods_short_body_is_pinned_in_a_numbered_view(make_engine):
+    """In a `cat -n` view the indent after a line's number is a token of its own; it reads as the line's code, so
+    a method's header is a header there as in the raw file and its short body is pinned (a view's numbers stay out)."""
+    code = ("class Box:\n    def __init__(self, w, h):\n        self.w, self.h = w, h\n\n    def area(self):\n"
+            "        return self.w * self.h\n\n    def grow(self, k):\n" + "".join(f"        self.w += {i} * k\n"
+                                                                              for i in range(8)) + "        return self\n")
+    view = "".join(f"{n + 1:>6}\t{line}\n" for n, line in enumerate(code.splitlines()))
+    eng = make_engine(policy="default", min_tokens=0)
+    eng.append_message("tool", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    pinned = eng.tok.decode(eng.table["token"][eng.table["state"] == int(State.PINNED)].tolist())
+    assert "return self.w * self.h" in pinned and "self.w, self.h = w, h" in pinned
+    assert "self.w += 3 * k" not in pinned  # a long body is not pinned
+
+
 def test_pinned_slots_survive_compression(make_engine, code_ids):
     eng = make_engine(policy="default", min_tokens=0)
     eng.append_tokens(code_ids[:400])

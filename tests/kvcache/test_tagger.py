@@ -677,6 +677,22 @@ def test_tag_offsets_rules(tokenizer, tagger: StructureTagger) -> None:
     assert len(tagger.tag(text, enc["offset_mapping"], span)) == len(enc["input_ids"])
 
 
+def test_an_indent_after_a_views_prefix_reads_as_its_line(tagger: StructureTagger) -> None:
+    """A token of nothing but space before code on its line (the indent after `cat -n`'s tab) takes that code's tag;
+    a prefix's own spaces (untagged text) and spaces with nothing after them on their line keep the tag at their
+    start."""
+    code = "class A:\n    def f(self):  \n        return 1\n"
+    view = "".join(f"{n:>6}\t{line}\n" for n, line in enumerate(code.splitlines(), 1))
+    ivs = tagger.intervals(view, info(SegmentKind.FILE_VIEW, "python"))
+    indent = view.index("    def")
+    trailing = view.index("  \n")
+    offsets = [(indent, indent + 4), (16, 20), (trailing, trailing + 2)]
+    tags = tags_for_offsets(view, offsets, ivs)
+    assert tags[0].block_type == B.FUNCTION_SIGNATURE and tags[0] == tag_at(ivs, indent + 4)
+    assert tags[1] == tag_at(ivs, 16) and tags[1].block_type == B.NONE  # `     2` of the prefix
+    assert tags[2] == tag_at(ivs, trailing)
+
+
 def test_2000_line_file_tags_every_token(tokenizer, tagger: StructureTagger) -> None:
     """A large real file: one tag per token, signatures found (timing lives in scripts/bench_tagger.py)."""
     lines = Path(argparse.__file__).read_text().splitlines(keepends=True)[:2000]
