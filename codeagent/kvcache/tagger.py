@@ -54,6 +54,7 @@ Region = tuple[int, int, int, BlockType | None, bool, int, bool]
 CODE_KINDS = frozenset({SegmentKind.FILE_VIEW, SegmentKind.CODE})
 LOG_KINDS = frozenset({SegmentKind.TOOL_OUTPUT, SegmentKind.TEST_LOG, SegmentKind.ERROR})
 PROSE_LANGUAGES = frozenset({"markdown", "text"})
+SHORT_BINDING_LINES = 3  # a module-level binding of at most this many lines is GLOBAL whole, a longer one its first
 MOSTLY_ERRORS = 0.5  # above this share of bytes inside ERROR nodes, use the heuristic instead
 
 # region priorities: among regions with the same range, the lower one is the outer one
@@ -553,7 +554,8 @@ class _CodeRegions:
 
     def binding(self, node: Any) -> None:
         """A module-level name binding (``LIMIT = 20``, ``const re = /x/``, Go ``var``/``const``): its first line is
-        GLOBAL, part of the module's interface like a signature. Bindings of a function value are functions."""
+        GLOBAL, part of the module's interface like a signature, and the whole of one of at most ``SHORT_BINDING_LINES``
+        lines (``Settings = namedtuple(`` and its fields on the next line). Bindings of a function value are functions."""
         inner = node
         if node.type in self.rules.wrappers and node.named_child_count:  # export const X = ...
             inner = node.named_children[-1]
@@ -568,7 +570,8 @@ class _CodeRegions:
             value = decl.child_by_field_name("value")
             if value is not None and value.type in self.rules.function_values:
                 return
-        eol = self.src.find(b"\n", node.start_byte, node.end_byte)
+        short = node.end_point.row - node.start_point.row < SHORT_BINDING_LINES
+        eol = -1 if short else self.src.find(b"\n", node.start_byte, node.end_byte)
         self.add(node.start_byte, node.end_byte if eol < 0 else eol, P_TYPE, BlockType.GLOBAL)
 
     def attaches(self, node: Any, nxt: Any) -> bool:

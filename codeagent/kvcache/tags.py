@@ -43,7 +43,7 @@ class BlockType(IntEnum):
     ERROR = 11
     TEXT = 12
     TOOL_CALL = 13  # a tool call inside a message, in any syntax
-    GLOBAL = 14  # the first line of a module-level binding: a constant, a global, a type alias
+    GLOBAL = 14  # a module-level binding (a constant, a global, a type alias): a short one whole, else its first line
 
 
 class State(IntEnum):

@@ -595,9 +595,10 @@ def test_unknown_language_uses_heuristic(tagger: StructureTagger) -> None:
 
 
 MODULE_BINDINGS = {
-    "python": ("import re\nLIMIT = 20\nNAME: Final[str] = 'x'\nTABLE = {\n    'a': 1,\n}\nmain()\nlo, hi = 1, 2\n"
+    "python": ("import re\nLIMIT = 20\nNAME: Final[str] = 'x'\nTABLE = {\n    'a': 1,\n    'b': 2,\n}\nmain()\n"
+               "Pair = namedtuple(\n    'Pair', ['left', 'right'])\nlo, hi = 1, 2\n"
                "f.cache = {}\ndef f(x):\n    local = 1\n    return local\n",
-               ["LIMIT", "NAME: Final", "TABLE = {", "lo, hi"], ["'a': 1", "main()", "local = 1", "f.cache"]),
+               ["LIMIT", "NAME: Final", "TABLE = {", "lo, hi", "'left'"], ["'a': 1", "main()", "local = 1", "f.cache"]),
     "javascript": ("const LIMIT = 20;\nexport const NAME = 'x';\nlet count = 0;\nconst f = (a) => {\n  const inner = a;\n"
                    "  return inner;\n};\nrun();\n", ["LIMIT", "NAME", "count"], ["const f", "inner = a", "run()"]),
     "go": ("package main\n\nconst Limit = 20\n\nvar cache = map[string]int{}\n\nfunc f() int {\n  x := 1\n"
@@ -611,8 +612,9 @@ MODULE_BINDINGS = {
 
 @pytest.mark.parametrize("language", list(MODULE_BINDINGS))
 def test_module_level_bindings_are_globals(tagger: StructureTagger, language: str | None) -> None:
-    """The first line of a module-level constant or global is GLOBAL (pinned like a signature); its continuation
-    lines, local variables, calls and functions bound to a name are not."""
+    """The first line of a module-level constant or global is GLOBAL (pinned like a signature), and the whole of a
+    short one (a namedtuple's fields on the next line); a longer one's continuation lines, local variables, calls and
+    functions bound to a name are not."""
     text, globals_, others = MODULE_BINDINGS[language]
     ivs = tagger.intervals(text, info(SegmentKind.FILE_VIEW, language or "ruby"))
     check_cover(text, ivs)
