@@ -1347,6 +1347,13 @@ def _json_result(text: str, strings: Sequence[JsonString]) -> bool:
     return text.lstrip()[:1] in ("{", "[") or 2 * sum(js.end - js.start for js in strings) >= len(text)
 
 
+def _next_where(mask: np.ndarray) -> np.ndarray:
+    """Per position (and one past the end), the first position at or after it where ``mask`` holds, else its
+    length."""
+    at = np.where(mask, np.arange(len(mask)), len(mask))
+    return np.append(np.minimum.accumulate(at[::-1])[::-1], len(mask))
+
+
 def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: list[Interval],
                      escapes: Sequence[tuple[int, int, bool]] = (),
                      quoted: Sequence[tuple[int, int]] = ()) -> list[TokenTag]:
@@ -1367,13 +1374,13 @@ def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: l
         return [NO_TAG] * len(off)
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     space = np.isin(codes, _WHITESPACE)
+    line_end = codes == 10
     escaped = np.zeros(len(text) + 1, dtype=bool)
-    for s, e, _newline in escapes:
+    for s, e, newline in escapes:
         escaped[s:e] = True
+        line_end[s] |= newline
     space |= escaped[:-1]
-    positions = np.where(space, len(text), np.arange(len(text)))
-    next_solid = np.append(np.minimum.accumulate(positions[::-1])[::-1], len(text))
-    first = next_solid[starts]
+    first = _next_where(~space)[starts]
     untagged = ends <= off[:, 0]
     if quoted:
         inside = np.zeros(len(text) + 1, dtype=bool)
@@ -1385,14 +1392,9 @@ def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: l
     tags = [iv[2] for iv in intervals]
     # a token of nothing but space inside tagged text with code after it on its line (an indent after a view's
     # prefix: `   12\t` then `    def f():`) is that code's: the line reads as its code does, as in a raw file
-    line_end = codes == 10
-    for s, _e, newline in escapes:
-        line_end[s] |= newline
-    ends_at = np.where(line_end, np.arange(len(text)), len(text))
-    next_line_end = np.append(np.minimum.accumulate(ends_at[::-1])[::-1], len(text))
     at_start = np.clip(np.searchsorted(iv_starts, starts, side="right") - 1, 0, len(intervals) - 1)
     tagged = np.fromiter((t.block_type != BlockType.NONE for t in tags), dtype=bool, count=len(tags))[at_start]
-    indent = (first >= ends) & (first < next_line_end[starts]) & tagged
+    indent = (first >= ends) & (first < _next_where(line_end)[starts]) & tagged
     first = np.where((first < ends) | indent, first, starts)
     index = np.clip(np.searchsorted(iv_starts, first, side="right") - 1, 0, len(intervals) - 1)
     result = [tags[i] for i in index.tolist()]
