@@ -570,9 +570,10 @@ class _CodeRegions:
             value = decl.child_by_field_name("value")
             if value is not None and value.type in self.rules.function_values:
                 return
-        short = node.end_point.row - node.start_point.row < SHORT_BINDING_LINES
-        eol = -1 if short else self.src.find(b"\n", node.start_byte, node.end_byte)
-        self.add(node.start_byte, node.end_byte if eol < 0 else eol, P_TYPE, BlockType.GLOBAL)
+        end = node.end_byte
+        if node.end_point.row - node.start_point.row >= SHORT_BINDING_LINES:
+            end = self.src.find(b"\n", node.start_byte, node.end_byte)
+        self.add(node.start_byte, end, P_TYPE, BlockType.GLOBAL)
 
     def attaches(self, node: Any, nxt: Any) -> bool:
         """Whether a top-level comment/attribute belongs to the item right below it."""
@@ -1390,13 +1391,15 @@ def tags_for_offsets(text: str, offsets: Sequence[tuple[int, int]], intervals: l
         untagged |= (first >= ends) & inside[starts] & (escaped[starts] | after[starts])
     iv_starts = np.fromiter((iv[0] for iv in intervals), dtype=np.int64, count=len(intervals))
     tags = [iv[2] for iv in intervals]
+
+    def interval_at(positions: np.ndarray) -> np.ndarray:
+        return np.clip(np.searchsorted(iv_starts, positions, side="right") - 1, 0, len(intervals) - 1)
+
     # a token of nothing but space inside tagged text with code after it on its line (an indent after a view's
     # prefix: `   12\t` then `    def f():`) is that code's: the line reads as its code does, as in a raw file
-    at_start = np.clip(np.searchsorted(iv_starts, starts, side="right") - 1, 0, len(intervals) - 1)
-    tagged = np.fromiter((t.block_type != BlockType.NONE for t in tags), dtype=bool, count=len(tags))[at_start]
-    indent = (first >= ends) & (first < _next_where(line_end)[starts]) & tagged
-    first = np.where((first < ends) | indent, first, starts)
-    index = np.clip(np.searchsorted(iv_starts, first, side="right") - 1, 0, len(intervals) - 1)
+    tagged = np.fromiter((t.block_type != BlockType.NONE for t in tags), dtype=bool, count=len(tags))
+    indent = (first >= ends) & (first < _next_where(line_end)[starts]) & tagged[interval_at(starts)]
+    index = interval_at(np.where((first < ends) | indent, first, starts))
     result = [tags[i] for i in index.tolist()]
     for i in np.flatnonzero(untagged).tolist():
         result[i] = NO_TAG
