@@ -39,6 +39,13 @@ def language_for_path(path: str | PurePath) -> str | None:
 
 
 def language_for_fence(tag: str) -> str | None:
-    """Language named by a Markdown fence info string (``python``, ``ts``...), or None."""
+    """Language named by a Markdown fence info string (``python``, ``ts``...), else by a path in it (Cursor's
+    ``12:40:pkg/mod.py``, ``python:pkg/mod.py``, ``title=mod.py``), or None."""
     word = tag.strip().split()[0].lower() if tag.strip() else ""
-    return FENCES.get(word)
+    if word in FENCES:
+        return FENCES[word]
+    for part in reversed(word.replace("=", ":").split(":")):
+        lang = FENCES.get(part) or (language_for_path(part) if "." in part else None)
+        if lang:
+            return lang
+    return None

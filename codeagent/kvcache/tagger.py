@@ -935,8 +935,9 @@ class StructureTagger:
                                 [(js.start, js.end) for js in strings])
 
     # ---------------------------------------------------------------- span shapes
-    def _content(self, text: str, language: str | None, default: str) -> list[Interval]:
-        """Any text: tool calls (in prose), then fences, then the shapes of the rest."""
+    def _content(self, text: str, language: str | None, default: str, fence: bool = False) -> list[Interval]:
+        """Any text: tool calls (in prose), then fences, then the shapes of the rest. ``fence``: the text is a
+        fence's code, so a fence inside it is the code's own text (a docstring's example), not a new block."""
         if language in PROSE_LANGUAGES:
             rows = numbered_rows(text)
             if rows is not None:
@@ -961,7 +962,7 @@ class StructureTagger:
                     pos = e
                 out.extend(_shift(self._fenced(text[pos:], language, "prose"), pos))
                 return out
-        return self._fenced(text, language, default)
+        return self._shapes(text, language, default) if fence else self._fenced(text, language, default)
 
     def _screen(self, text: str, found: list[tuple[int, int]], language: str | None, default: str) -> list[Interval]:
         """A terminal screen: each prompt line is a call (with the heredoc typed after it), the output after it is
@@ -1008,7 +1009,7 @@ class StructureTagger:
                     lang = self._path_language(text[:start]) or (language if default == "code" else None)
                     if lang is None and looks_like_test_log(piece):  # a log pasted in a plain fence
                         inner = "log"
-                out.extend(_shift(self._content(piece, lang, inner), start))
+                out.extend(_shift(self._content(piece, lang, inner, fence=lang not in PROSE_LANGUAGES), start))
             else:
                 out.extend(_shift(self._shapes(piece, language, "prose" if default == "code" else default), start))
         return out
@@ -1037,12 +1038,12 @@ class StructureTagger:
         line and its ``end_of_edit`` terminator as call lines around the code between them."""
         first, nl, rest = piece.partition("\n")
         if not (plain and is_command(first)):
-            return self._content(piece, language, "code")
+            return self._content(piece, language, "code", fence=language not in PROSE_LANGUAGES)
         m = _END_OF_EDIT.search(rest)
         body, tail = (rest[:m.start()], rest[m.start():]) if m else (rest, "")
         start = len(first) + len(nl)
         out = self._call_lines(first + nl)
-        out.extend(_shift(self._content(body, language, "code"), start))
+        out.extend(_shift(self._content(body, language, "code", fence=language not in PROSE_LANGUAGES), start))
         out.extend(_shift(self._call_lines(tail), start + len(body)))
         return out
 

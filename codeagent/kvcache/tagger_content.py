@@ -56,6 +56,7 @@ _LOG_LINE = re.compile(
       | (?:FAILED|PASSED|ERROR|FAIL|PASS|ok)\b\s | [\w/.\-]+::\w+ | collected\ \d+ | platform\ \w+\ --\ Python
       | \d{4}-\d\d-\d\d[ T]\d\d:\d\d | \[(?:INFO|DEBUG|WARN(?:ING)?|ERROR)\] | (?:INFO|DEBUG|WARNING|ERROR)[: ]
       | <(?:/?(?:returncode|output|stdout|stderr|exit_code|result))> | \[File:\ | \(\d+\ (?:more\ )?lines?\ (?:above|below)\)
+      | </?[A-Za-z][\w\-:.]*(?:\s+[\w\-:]+="[^"\n]*")*\s*>(?:[^<>\n]*</[A-Za-z][\w\-:.]*>)?\s*$
     )""",
     re.VERBOSE,
 )
@@ -300,17 +301,29 @@ def _underlines(line: str, above: str) -> bool:
     return bool(title) and len(mark) == len(title) and set(mark) != set(title)
 
 
+def _nests(line: str, marker: str) -> bool:
+    """``line`` opens a fence inside the fence ``marker`` holds: the same mark with an info string (a docstring's
+    ```` ```pycon ````), which no closing fence carries, so the next bare mark closes it, not the outer fence."""
+    opened = not marker.startswith("#+") and _FENCE_OPEN.match(line)
+    return bool(opened) and opened.group(1)[0] == marker[0] and bool(opened.group(2))
+
+
 def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
     """Split text into (start, end, language, is_code) segments around Markdown fences (and org-mode's
-    ``#+begin_src LANG``/``#+begin_example`` blocks)."""
+    ``#+begin_src LANG``/``#+begin_example`` blocks). A fence opened inside a fence's code (a docstring's example)
+    is part of that code and closes before the outer fence does; outside fences, a mark inside a triple-quoted
+    string (a file's docstring shown unfenced) opens nothing."""
     segments: list[tuple[int, int, str | None, bool]] = []
     prose_start = 0
     fence: tuple[str, str, int] | None = None  # (marker, info, code start)
+    nested = 0  # fences opened inside the current one and not yet closed
+    in_string = False  # outside fences: inside a triple-quoted string
     above = ""
     for s, e in line_spans(text, 0, len(text)):
         line = text[s:e]
         if fence is None:
-            opened = _fence_open(line)
+            opened = None if in_string else _fence_open(line)
+            in_string ^= len(_TRIPLE.findall(line)) % 2 == 1
             if opened and not opened[1] and _underlines(line, above):
                 opened = None  # a reStructuredText title's underline (``~~~~``), not a fence
             if opened:
@@ -318,7 +331,11 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
                 fence = (*opened, e)
         else:
             marker, info, code_start = fence
-            if _fence_closes(line, marker):
+            if _nests(line, marker):
+                nested += 1
+            elif _fence_closes(line, marker) and nested:
+                nested -= 1
+            elif _fence_closes(line, marker):
                 segments.append((code_start, s, info, True))
                 fence = None
                 prose_start = s

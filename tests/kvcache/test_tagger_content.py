@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from codeagent.kvcache.languages import language_for_fence
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    CODE as CODE_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, grep_rows, keyed_strings,
-    language_candidates, line_label, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
+    CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, grep_rows,
+    keyed_strings, language_candidates, line_label, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -267,6 +268,67 @@ def test_prose_with_numbers_is_not_a_view():
     assert numbered_rows("deadbeef fix the parser (12) and more\ncafebabe another 13) x\n") is None  # git log
     assert numbered_rows("2019  was a year\n2018  was another\n2020  and this\n") is None  # numbers go down
     assert numbered_rows("3\tdef\n1\tclass\n2\tother\n") is None
+
+
+EXAMPLES = '''"""Checks for typing members."""
+
+import typing
+
+
+def is_member(obj, name):
+    """Whether ``obj`` is the member.
+
+    ```pycon
+    >>> is_member(typing.Any, "Any")
+    True
+    ```
+    """
+    return getattr(typing, name, None) is obj
+
+
+is_any = make_check("Any")
+is_any.__doc__ = """
+Return whether the argument is `Any`.
+
+```pycon
+>>> is_any(typing.Any)
+True
+```
+"""
+
+LIMIT = 10
+
+
+def check_all(objs):
+    return [is_member(o, "Any") for o in objs]
+'''
+
+
+def test_a_docstrings_example_fence_stays_inside_the_file(tagger):
+    """A file whose docstrings hold Markdown examples (```` ```pycon ```` ... ```` ``` ````, indented or not), shown in
+    a fence (Cursor's ```` ```12:40:path ```` info string, Copilot's ```` ```python ```` under a ``# filepath:``
+    comment) or as a JSON string whose ``<file>`` wrapper and ``<`` are escaped the way Go writes them: the
+    examples' marks neither close the outer fence nor open new ones, so the code after them keeps its signatures and
+    module bindings, and the wrapper's tag lines are not code."""
+    assert language_for_fence("12:40:pkg/checks.py") == language_for_fence("python:checks.py") == "python"
+    assert language_for_fence("title=web/app.ts") == "typescript" and language_for_fence("1:40:notes") is None
+    assert line_label("<file>\n") == line_label('<file path="a.py">') == line_label("</file>") == LOG_LINE
+    assert line_label("<tool_name>read</tool_name>") == LOG_LINE and line_label("  <div>") != LOG_LINE
+    cursor = f"Contents of pkg/checks.py, lines 1-31:\n\n```1:31:pkg/checks.py\n{EXAMPLES}```\n"
+    copilot = (f'<attachment filePath="/repo/pkg/checks.py">\n```python\n# filepath: /repo/pkg/checks.py\n{EXAMPLES}'
+               "```\n</attachment>")
+    go = json.dumps({"content": f"<file>\n{EXAMPLES}</file>", "is_error": False}).replace("<", "\\u003c")
+    assert [seg[3] for seg in fence_segments(cursor)] == [False, True, False]
+    assert fence_segments(EXAMPLES) == [(0, len(EXAMPLES), None, False)]
+    for text, kind in ((cursor, K.TOOL_OUTPUT), (copilot, K.TEXT), (go, K.TOOL_OUTPUT)):
+        ivs = tagger.intervals(text, SpanInfo(kind=kind))
+        covered(text, ivs)
+        assert tag_of(text, ivs, "Whether ``obj``").block_type == B.DOCSTRING, text[:20]
+        assert tag_of(text, ivs, "check_all(objs)").block_type == B.FUNCTION_SIGNATURE, text[:20]
+        assert tag_of(text, ivs, "is_any = make_check").block_type == B.GLOBAL, text[:20]
+        assert tag_of(text, ivs, "LIMIT = 10").block_type == B.GLOBAL, text[:20]
+    go_ivs = tagger.intervals(go, SpanInfo(kind=K.TOOL_OUTPUT))
+    assert tag_of(go, go_ivs, "u003cfile").block_type not in (B.STATEMENT, B.GLOBAL, B.FUNCTION_BODY)
 
 
 def test_aider_style_fence_takes_the_language_from_the_path_above(tagger):
