@@ -835,6 +835,29 @@ def _python_reopen(text: str) -> str:
     return "".join(out)
 
 
+_PY_ATOM = re.compile(r"""[rRbBuUfF]{0,2}(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|#[^\n]*""")
+"""A one-line Python string or a comment: brackets inside them do not count."""
+TAIL_LINES = 40  # how far a view's first lines are searched for the end of a statement begun before it
+
+
+def python_tail(text: str) -> int:
+    """Length of the tail of a statement a Python view starts inside (``    HTTPStatus.NOT_MODIFIED)):``, the last
+    items of a dict and its ``})``): the leading lines up to the one where more brackets have closed than opened,
+    the most in the first ``TAIL_LINES`` lines and before any triple quote; 0 when none close more than open. Parsed
+    as they are, those lines are errors that pull the statements after them out of their scopes."""
+    depth, low, end, pos = 0, 0, 0, 0
+    for line in text.splitlines(keepends=True)[:TAIL_LINES]:
+        if '"""' in line or "'''" in line:
+            break
+        pos += len(line)
+        for ch in _PY_ATOM.sub("", line):
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            if depth < low:
+                low, end = depth, pos
+    return end
+
+
 def _python_wraps(text: str) -> list[tuple[str, str]]:
     """(prefix, suffix) pairs to try when parsing a Python view: reopened scopes; with an odd number
     of triple quotes, the view either starts inside a string (open one first) or ends inside one
@@ -1284,18 +1307,20 @@ class StructureTagger:
         """
         grammar = self._grammar(language) if language else None
         if grammar is not None and text.strip():
+            tail = python_tail(text) if language == "python" else 0
+            parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:]  # a statement's tail, blanked: no scope to break
             if language == "python":
-                wraps = _python_wraps(text)
+                wraps = _python_wraps(parsed)
             else:
                 opener = _brace_reopen(text, language or "")
                 wraps = [(opener, ""), ("", "")] if opener else [("", "")]
             best = None
             for pre, post in wraps:
-                src = (pre + text + post).encode("utf-8")
+                src = (pre + parsed + post).encode("utf-8")
                 regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
                 share = regions.error_share()
                 if best is None or share < best[0] - 1e-9:
-                    best = (share, pre + text + post, src, regions, len(pre))
+                    best = (share, pre + parsed + post, src, regions, len(pre))
             share, full, src, regions, cut = best
             if share <= MOSTLY_ERRORS:
                 regions.collect()

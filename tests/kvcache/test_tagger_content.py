@@ -584,6 +584,26 @@ def test_view_starting_mid_function(tagger):
                 same_tags(SOURCE, full, offset, piece, ivs, 0, first_def)
 
 
+def test_view_starting_inside_a_statement(tagger):
+    """A view that starts on the last lines of a statement begun above it (the end of ``__init__``'s parameter list,
+    ``placeholder=' [...]'):``): the brackets they close were never opened, so parsed as they are they are errors
+    that pull the body after them to the top level (its bindings read as module globals). Their body is body."""
+    full = tagger.intervals(SOURCE, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    init = next(i for i, ln in enumerate(LINES) if "def __init__(self," in ln)
+    start = next(i for i in range(init, len(LINES)) if "replace_whitespace=True," in LINES[i])
+    piece = "".join(LINES[start:start + 60])
+    offset = sum(len(ln) for ln in LINES[:start])
+    first_def = piece.index("\n    def ") + 1
+    for span in (SpanInfo(kind=K.FILE_VIEW, language="python"), SpanInfo(kind=K.TOOL_OUTPUT)):
+        ivs = tagger.intervals(piece, span)
+        covered(piece, ivs)
+        assert tag_of(piece, ivs, "self.width = width").block_type == B.FUNCTION_BODY
+        assert all(t.block_type != B.GLOBAL for _s, _e, t in ivs)
+        body = piece.index("self.width")
+        same_tags(SOURCE, full, offset + body, piece, ivs, body, len(piece) - body)
+    assert first_def > body
+
+
 BRACE_SNIPPETS = {
     "javascript": ("    return total + item.price;\n  }, 0);\n}\n\nfunction formatPrice(value, currency = 'EUR') {\n"
                    "  const rounded = Math.round(value * 100) / 100;\n  return `${rounded} ${currency}`;\n}\n\n"
