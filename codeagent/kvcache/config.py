@@ -122,6 +122,10 @@ class KVConfig(BaseModel):
     yet, which code not shown yet will; the score orders lines within a count, as a repository map ranks
     definitions by references), the same with a pinned short body counting its header's uses (uses_bodies:
     the body goes with its header, not before every header), or simply the lowest mean score (score)."""
+    release_repeats: Literal["none", "globals", "all"] = "globals"
+    """Past the pinned cap, among lines of one use count: release first those that repeat a better scoring pinned
+    line (token-set Jaccard >= ``REPEAT_JACCARD``: a table of ``is_x = check('X')`` bindings), so one line of each
+    shape and the unique ones stay: for module bindings (globals), for every pinned line (all), or not (none)."""
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""

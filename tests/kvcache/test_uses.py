@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 
+import torch
+
+from codeagent.kvcache.policies.codecomp import CodeComp
+from codeagent.kvcache.policies.lifecycle import Lifecycle
 from codeagent.kvcache.tagger import StructureTagger
-from codeagent.kvcache.tags import SegmentKind, SpanInfo, State
+from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, State
 from codeagent.kvcache.uses import count, defined_names, definitions, import_names
 
 
@@ -143,3 +147,27 @@ def test_generated_text_counts_and_a_snapshot_keeps_the_counts(make_engine):
     eng.restore(snap)
     assert eng.state.uses["lookup"] == before
     assert int((eng.table["name"] == eng.state.names["lookup"]).sum()) > 0
+
+
+
+
+
+def test_past_the_pinned_cap_lines_repeating_a_better_one_go_first():
+    """``release_repeats``: a pinned line whose tokens mostly repeat a better scoring line of the same use count (a
+    table of ``is_x = check('X', 'is_x')`` bindings) is marked to go first; the best of the table, a unique line,
+    however low its score, and a line of another use count are not. ``globals`` marks module bindings only."""
+    glob, sig = int(BlockType.GLOBAL), int(BlockType.FUNCTION_SIGNATURE)
+    lines = [([10, 11, 12, 13], glob), ([1, 2, 3, 4, 5], glob), ([1, 2, 3, 4, 6], glob), ([1, 2, 3, 4, 7], sig),
+             ([1, 2, 3, 4, 8], glob), ([1, 2, 3, 9], glob)]
+    table = {"token": torch.tensor([t for toks, _b in lines for t in toks]),
+             "block_type": torch.tensor([b for toks, b in lines for _t in toks])}
+    units, pos = [], 0
+    for toks, _b in lines:
+        units.append(list(range(pos, pos + len(toks))))
+        pos += len(toks)
+    uses, mean = [3, 3, 3, 3, 1, 3], [0.1, 0.9, 0.5, 0.3, 0.2, 0.4]
+    marks = {mode: Lifecycle(base=CodeComp(), release_repeats=mode)._repeats(table, units, uses, mean)
+             for mode in ("none", "globals", "all")}
+    assert marks["none"] == [False] * 6
+    assert marks["all"] == [False, False, True, True, False, True]  # line 5 shares 3 of 6 tokens with 1: 0.5 counts
+    assert marks["globals"] == [False, False, True, False, False, True]

@@ -24,6 +24,8 @@ STATE_PRIORITY = {State.ACTIVE: 3.0, State.STAGED: 2.0, State.COMMITTED: 1.0, St
 """``ranking="priority"``: added to a base score in [0, 1], so slots are evicted state by state."""
 USED = 3
 """``release_by="uses"``: uses past which a definition counts as simply used (the score decides among them)."""
+REPEAT_JACCARD = 0.5
+"""``release_repeats``: token-set overlap past which a pinned line repeats another."""
 
 
 def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) -> list[int]:
@@ -92,6 +94,7 @@ class Lifecycle:
     pinned_cap: float = 0.75
     pinned_overflow: Literal["merge_oldest", "release_lowest", "evict_lowest"] = "evict_lowest"
     release_by: Literal["uses", "uses_bodies", "score"] = "uses"
+    release_repeats: Literal["none", "globals", "all"] = "globals"
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -162,6 +165,24 @@ class Lifecycle:
         waiting = (state.table["block_type"] == int(BlockType.GLOBAL)) & (refs == 0)
         return torch.where(waiting, USED, refs)
 
+    def _repeats(self, table: SlotTable, units: list[list[int]], uses: list[int], mean: list[float]) -> list[bool]:
+        """Per pinned line: whether it repeats (token-set Jaccard >= REPEAT_JACCARD) a line of the same use count
+        that scores higher (``release_repeats``; ``globals``: module binding lines only)."""
+        out = [False] * len(units)
+        if self.release_repeats == "none":
+            return out
+        tokens, bt = table["token"].tolist(), table["block_type"].tolist()
+        sets = [frozenset(tokens[i] for i in u) for u in units]
+        glob = int(BlockType.GLOBAL)
+        seen: dict[int, list[frozenset]] = {}
+        for k in sorted(range(len(units)), key=lambda k: -mean[k]):
+            if self.release_repeats == "globals" and not any(bt[i] == glob for i in units[k]):
+                continue
+            kept = seen.setdefault(uses[k], [])
+            out[k] = any(len(sets[k] & o) >= REPEAT_JACCARD * len(sets[k] | o) for o in kept)
+            kept.append(sets[k])
+        return out
+
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
         """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or release whole
         lines to the active state or as evictable (``pinned_overflow``), the least used definitions first
@@ -183,7 +204,9 @@ class Lifecycle:
                 uses = _heading_uses(t, units, refs)
             else:
                 uses = [int(refs[u].max()) for u in units]
-            order = sorted(range(len(units)), key=lambda k: (uses[k], float(scores[units[k]].mean())))
+            mean = [float(scores[u].mean()) for u in units]
+            repeats = self._repeats(t, units, uses, mean)
+            order = sorted(range(len(units)), key=lambda k: (uses[k], not repeats[k], mean[k]))
             out: list[int] = []
             for u in (units[k] for k in order):
                 if len(out) >= excess:
