@@ -15,6 +15,11 @@ CRLF, wrapped at 120), ``zsh`` (a macOS zsh terminal pasted back: ``dev@MacBook-
 Round 18: ``blame`` (a chat-ops bot's slash commands, files read with ``git blame -s -L``, tests under tox, edits in
 ``~~~`` fences), ``yamlres`` (an MCP client logging calls and results as YAML, files and logs in ``|`` block scalars),
 ``notebook`` (a Jupyter agent speaking nbformat JSON: cell sources and stream outputs as arrays of lines).
+Round 21: ``cursor`` (JSON calls, views in a fence whose info string is ``A:B:path``), ``copilot`` (files attached
+as ``<attachment>`` elements, a fence opening on a ``# filepath:`` comment), ``lessn`` (``less -N`` views: the
+number and one space), ``gojson`` (a Go agent's JSON, ``<``/``>``/``&`` escaped as ``\\u003c``..., the file
+inside ``<file>`` tags), ``apijson`` (Anthropic API ``tool_result`` blocks holding ``cat -n`` views), ``gitdiff``
+(whole files read as new-file diffs, edits sent to ``git apply``).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
@@ -22,6 +27,10 @@ Round 18: ``blame`` (a chat-ops bot's slash commands, files read with ``git blam
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 61 2 next_line terminus,org,html,own
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 67 1 next_line winterm,zsh,own
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 71 1 next_line blame,yamlres,notebook,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 79 1 next_line,next_line_raw,signature_recall,session \
+        cursor,copilot,lessn,gojson,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 83 1 next_line,next_line_raw,signature_recall,session \
+        apijson,gitdiff,own
 """
 
 from __future__ import annotations
@@ -542,10 +551,190 @@ class Notebook(S.Style):
                 {"name": "stdout", "output_type": "stream", "text": ["Writing /tmp/new_def.py\n"]}]}, indent=1), sub)
 
 
+class Cursor(S.Style):
+    """A Cursor-like agent: JSON calls (``read_file`` with ``target_file`` and one-indexed lines,
+    ``run_terminal_cmd``, ``edit_file`` with ``// ... existing code ...`` markers); a view comes back as a
+    ``Contents of ... lines A-B`` header and a fence whose info string is ``A:B:path``."""
+    system = ("You are a powerful agentic AI coding assistant, powered by Claude. You operate in Cursor, the world's "
+              "best IDE.\n<tool_calling>Only call tools when necessary. Never refer to tool names when speaking to "
+              "the USER.</tool_calling>\n<making_code_changes>Use one of the code edit tools at most once per turn."
+              "</making_code_changes>")
+
+    def _call(self, name, args, sub):
+        self.add("assistant", "tool_call", json.dumps({"name": name, "parameters": args}), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("read_file", {"target_file": path, "should_read_entire_file": False,
+                                 "start_line_one_indexed": start, "end_line_one_indexed_inclusive": end,
+                                 "explanation": "Read the code around the failure."}, sub)
+        last = start + content.count("\n")
+        self.add("tool", "tool_output", f"Contents of {path}, lines {start}-{last} (total {last + 40} lines):\n\n"
+                 f"```{start}:{last}:{path}\n{content}\n```", sub)
+
+    def run(self, command, log, sub):
+        self._call("run_terminal_cmd", {"command": command, "is_background": False}, sub)
+        self.add("tool", "tool_output", f"Exit code: {S._exit_code(log)}\n\nCommand output:\n\n```\n{log}\n```\n\n"
+                 "Command completed.", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._call("edit_file", {"target_file": path, "instructions": "Rewrite the definition.",
+                                 "code_edit": f"// ... existing code ...\n{code}\n// ... existing code ..."}, sub)
+        if result is not None:
+            self.add("tool", "tool_output", f"The apply model made the following changes to the file:\n\n"
+                     + "\n".join("+" + line for line in code.split("\n")), sub)
+
+
+class Copilot(S.Style):
+    """A VS Code Copilot-like chat: files reach the model as ``<attachment>`` elements holding a fence whose first
+    line is a ``# filepath:`` comment; terminal output as ``<terminal_output>``; edits as fences with the same
+    comment and ``...existing code...`` markers."""
+    system = ("You are an AI programming assistant.\nWhen asked for your name, you must respond with \"GitHub "
+              "Copilot\".\nFollow the user's requirements carefully & to the letter.\nKeep your answers short and "
+              "impersonal.")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", f"🛠️ read_file ({path}:{start}-{end})", sub)
+        self.add("user", "text", f'<attachment id="file:{path.rsplit("/", 1)[-1]}" filePath="/home/dev/repo/{path}">\n'
+                 f"Excerpt from {path.rsplit('/', 1)[-1]}, lines {start} to {end}:\n```python\n"
+                 f"# filepath: /home/dev/repo/{path}\n{content}\n```\n</attachment>", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"🛠️ run_in_terminal (`{command}`)", sub)
+        self.add("user", "text", f"<terminal_output command=\"{command}\">\n{log}\n</terminal_output>", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"```{lang or 'python'}\n# filepath: /home/dev/repo/{path}\n"
+                 f"# ...existing code...\n{code}\n# ...existing code...\n```", sub)
+        if result is not None:
+            self.add("user", "text", "Applied the change.", sub)
+
+
+class LessN(S.Style):
+    """A terminal agent over a serial console: files read with ``less -N`` (``      1 code``: the number, then one
+    space, no tab), commands typed after a ``$`` prompt; the whole exchange is plain user/assistant text."""
+    system = ("You are connected to a remote machine's console. Type one shell command per message, nothing else; "
+              "the operator pastes back the screen. Read files with `less -N`; never open an editor.")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"less -N +{start} {path}", sub)
+        body = S._numbered(content, start, "{n:>7} {line}")
+        self.add("user", "text", f"$ less -N +{start} {path}\n{body}\n(END)", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", command, sub)
+        self.add("user", "text", f"$ {command}\n{log}\n$ ", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"cat > /tmp/patch_def.py <<'EOF'\n{code}\nEOF", sub)
+        if result is not None:
+            self.add("user", "text", "$ ", sub)
+
+
+class GoJson(S.Style):
+    """A Go agent's JSON transcript: calls as ``{"tool": "view", "input": {...}}``, results as JSON whose strings
+    escape ``<``, ``>`` and ``&`` as ``\\u003c``/``\\u003e``/``\\u0026`` (Go's encoding/json), tabs as ``\\t``."""
+    system = ("You are crush, a CLI coding agent. Use the tools: view (file_path, offset, limit), bash (command), "
+              "edit (file_path, old_string, new_string). Be concise; do not explain unless asked.")
+
+    @staticmethod
+    def _go(obj) -> str:
+        return json.dumps(obj).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", self._go({"tool": "view", "input": {"file_path": f"/repo/{path}",
+                                                                             "offset": start - 1,
+                                                                             "limit": end - start + 1}}), sub)
+        self.add("tool", "tool_output", self._go({"content": f"<file>\n{content}\n</file>", "is_error": False}), sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", self._go({"tool": "bash", "input": {"command": command}}), sub)
+        self.add("tool", "tool_output", self._go({"content": log, "is_error": S._exit_code(log) != 0}), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "tool_call", self._go({"tool": "edit", "input": {"file_path": f"/repo/{path}",
+                                                                             "old_string": head, "new_string": code}}),
+                 sub)
+        if result is not None:
+            self.add("tool", "tool_output", self._go({"content": f"<result>File edited: /repo/{path}</result>",
+                                                      "is_error": False}), sub)
+
+
+class ApiJson(S.Style):
+    """A raw Anthropic Messages API log: each call a ``tool_use`` content block, each result a ``tool_result`` block
+    whose ``content`` is a list of ``{"type": "text", "text": ...}`` parts holding a ``cat -n`` view (tabs and line
+    breaks escaped inside the JSON string)."""
+    system = ("You are a software engineering agent. Tools: str_replace_based_edit_tool (view, str_replace, create) and "
+              "bash. Investigate before you change anything; make the smallest change that fixes the issue.")
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def _use(self, name, args, sub):
+        self.n += 1
+        self.add("assistant", "tool_call", json.dumps({"type": "tool_use", "id": f"toolu_01A{self.n:05d}", "name": name,
+                                                       "input": args}), sub)
+
+    def _result(self, text, sub, error=False):
+        self.add("tool", "tool_output", json.dumps([{"type": "tool_result", "tool_use_id": f"toolu_01A{self.n:05d}",
+                                                     "is_error": error, "content": [{"type": "text", "text": text}]}]),
+                 sub)
+
+    def view(self, path, start, end, content, sub):
+        self._use("str_replace_based_edit_tool", {"command": "view", "path": f"/repo/{path}",
+                                                  "view_range": [start, end]}, sub)
+        self._result(S._numbered(content, start, "{n:>6}\t{line}"), sub)
+
+    def run(self, command, log, sub):
+        self._use("bash", {"command": command}, sub)
+        self._result(log, sub, S._exit_code(log) != 0)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self._use("str_replace_based_edit_tool", {"command": "str_replace", "path": f"/repo/{path}", "old_str": head,
+                                                  "new_str": code}, sub)
+        if result is not None:
+            self._result(f"The file /repo/{path} has been edited.", sub)
+
+
+class GitDiff(S.Style):
+    """An agent that reads whole files as new-file diffs (``git diff --no-index /dev/null PATH``: every line behind
+    ``+``), other ranges with ``git show HEAD:PATH | sed -n``, and edits by sending a unified diff to ``git apply``."""
+    system = ("You work in a git checkout. Every message you send is one shell command; its output comes back in the "
+              "next message. Propose changes only as unified diffs applied with `git apply`.")
+
+    def view(self, path, start, end, content, sub):
+        lines = content.split("\n")
+        if start == 1:
+            cmd = f"git diff --no-index /dev/null {path}"
+            out = (f"diff --git a/{path} b/{path}\nnew file mode 100644\nindex 0000000..{hashlib.sha1(path.encode()).hexdigest()[:7]}\n"
+                   f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n" + "\n".join("+" + ln for ln in lines))
+        else:
+            cmd = f"git show HEAD:{path} | sed -n '{start},{end}p'"
+            out = content
+        self.add("assistant", "text", cmd, sub)
+        self.add("user", "text", out, sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", command, sub)
+        self.add("user", "text", log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        added = "\n".join("+" + ln for ln in code.split("\n"))
+        self.add("assistant", "text", f"git apply <<'PATCH'\n--- a/{path}\n+++ b/{path}\n@@ -1 +1,{code.count(chr(10)) + 1} @@\n"
+                 f"-{head}\n{added}\nPATCH", sub)
+        if result is not None:
+            self.add("user", "text", f"Applied patch to {path} cleanly.", sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
-                  blame=Blame, yamlres=YamlRes, notebook=Notebook)
+                  blame=Blame, yamlres=YamlRes, notebook=Notebook,
+                  cursor=Cursor, copilot=Copilot, lessn=LessN, gojson=GoJson,
+                  apijson=ApiJson, gitdiff=GitDiff)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
