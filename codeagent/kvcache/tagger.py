@@ -554,8 +554,9 @@ class _CodeRegions:
 
     def binding(self, node: Any) -> None:
         """A module-level name binding (``LIMIT = 20``, ``const re = /x/``, Go ``var``/``const``): its first line is
-        GLOBAL, part of the module's interface like a signature, and the whole of one of at most ``SHORT_BINDING_LINES``
-        lines (``Settings = namedtuple(`` and its fields on the next line). Bindings of a function value are functions."""
+        GLOBAL, part of the module's interface like a signature, and the whole of one of at most
+        ``SHORT_BINDING_LINES`` lines (``Settings = namedtuple(`` and its fields on the next line). Bindings of a
+        function value are functions."""
         inner = node
         if node.type in self.rules.wrappers and node.named_child_count:  # export const X = ...
             inner = node.named_children[-1]
@@ -840,22 +841,27 @@ _PY_ATOM = re.compile(r"""[rRbBuUfF]{0,2}(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.
 TAIL_LINES = 40  # how far a view's first lines are searched for the end of a statement begun before it
 
 
+def _lowest_depth(lines: list[str], opens: str, closes: str) -> tuple[int, int]:
+    """The lowest running depth of brackets over ``lines`` (opened minus closed, never above 0) and how many lines it
+    takes to first reach it: a view that starts inside brackets closes more than it opens."""
+    depth = low = reached = 0
+    for k, line in enumerate(lines, 1):
+        for ch in line:
+            depth += (ch in opens) - (ch in closes)
+            if depth < low:
+                low, reached = depth, k
+    return low, reached
+
+
 def python_tail(text: str) -> int:
     """Length of the tail of a statement a Python view starts inside (``    HTTPStatus.NOT_MODIFIED)):``, the last
     items of a dict and its ``})``): the leading lines up to the one where more brackets have closed than opened,
     the most in the first ``TAIL_LINES`` lines and before any triple quote; 0 when none close more than open. Parsed
     as they are, those lines are errors that pull the statements after them out of their scopes."""
-    depth, low, end, pos = 0, 0, 0, 0
-    for line in text.splitlines(keepends=True)[:TAIL_LINES]:
-        if '"""' in line or "'''" in line:
-            break
-        pos += len(line)
-        for ch in _PY_ATOM.sub("", line):
-            depth += ch in "([{"
-            depth -= ch in ")]}"
-            if depth < low:
-                low, end = depth, pos
-    return end
+    lines = text.splitlines(keepends=True)[:TAIL_LINES]
+    quoted = next((k for k, line in enumerate(lines) if '"""' in line or "'''" in line), len(lines))
+    _low, reached = _lowest_depth([_PY_ATOM.sub("", line) for line in lines[:quoted]], "([{", ")]}")
+    return sum(len(line) for line in lines[:reached])
 
 
 def _python_wraps(text: str) -> list[tuple[str, str]]:
@@ -893,14 +899,7 @@ def _brace_reopen(text: str, language: str) -> str:
     """Openers for the braces a view starting mid-block closes without opening ("" when none)."""
     if language not in _BRACE_OPENERS:
         return ""
-    bare = _QUOTED.sub("", text)
-    depth = low = 0
-    for ch in bare:
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            low = min(low, depth)
+    low, _reached = _lowest_depth([_QUOTED.sub("", text)], "{", "}")
     if low == 0:
         return ""
     one, outer, inner = _BRACE_OPENERS[language]
@@ -960,7 +959,9 @@ class StructureTagger:
     # ---------------------------------------------------------------- span shapes
     def _content(self, text: str, language: str | None, default: str, fence: bool = False) -> list[Interval]:
         """Any text: tool calls (in prose), then fences, then the shapes of the rest. ``fence``: the text is a
-        fence's code, so a fence inside it is the code's own text (a docstring's example), not a new block."""
+        fence's code, so a fence inside it is the code's own text (a docstring's example), not a new block, unless
+        the code is Markdown or text."""
+        fence = fence and language not in PROSE_LANGUAGES
         if language in PROSE_LANGUAGES:
             rows = numbered_rows(text)
             if rows is not None:
@@ -1032,7 +1033,7 @@ class StructureTagger:
                     lang = self._path_language(text[:start]) or (language if default == "code" else None)
                     if lang is None and looks_like_test_log(piece):  # a log pasted in a plain fence
                         inner = "log"
-                out.extend(_shift(self._content(piece, lang, inner, fence=lang not in PROSE_LANGUAGES), start))
+                out.extend(_shift(self._content(piece, lang, inner, fence=True), start))
             else:
                 out.extend(_shift(self._shapes(piece, language, "prose" if default == "code" else default), start))
         return out
@@ -1061,12 +1062,12 @@ class StructureTagger:
         line and its ``end_of_edit`` terminator as call lines around the code between them."""
         first, nl, rest = piece.partition("\n")
         if not (plain and is_command(first)):
-            return self._content(piece, language, "code", fence=language not in PROSE_LANGUAGES)
+            return self._content(piece, language, "code", fence=True)
         m = _END_OF_EDIT.search(rest)
         body, tail = (rest[:m.start()], rest[m.start():]) if m else (rest, "")
         start = len(first) + len(nl)
         out = self._call_lines(first + nl)
-        out.extend(_shift(self._content(body, language, "code", fence=language not in PROSE_LANGUAGES), start))
+        out.extend(_shift(self._content(body, language, "code", fence=True), start))
         out.extend(_shift(self._call_lines(tail), start + len(body)))
         return out
 
@@ -1308,7 +1309,7 @@ class StructureTagger:
         grammar = self._grammar(language) if language else None
         if grammar is not None and text.strip():
             tail = python_tail(text) if language == "python" else 0
-            parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:]  # a statement's tail, blanked: no scope to break
+            parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:] if tail else text  # blanked: no scope to break
             if language == "python":
                 wraps = _python_wraps(parsed)
             else:

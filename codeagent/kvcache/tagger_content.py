@@ -304,8 +304,8 @@ def _underlines(line: str, above: str) -> bool:
 def _nests(line: str, marker: str) -> bool:
     """``line`` opens a fence inside the fence ``marker`` holds: the same mark with an info string (a docstring's
     ```` ```pycon ````), which no closing fence carries, so the next bare mark closes it, not the outer fence."""
-    opened = not marker.startswith("#+") and _FENCE_OPEN.match(line)
-    return bool(opened) and opened.group(1)[0] == marker[0] and bool(opened.group(2))
+    opened = _fence_open(line)
+    return opened is not None and opened[0][0] == marker[0] != "#" and bool(opened[1])
 
 
 def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
@@ -333,12 +333,13 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
             marker, info, code_start = fence
             if _nests(line, marker):
                 nested += 1
-            elif _fence_closes(line, marker) and nested:
-                nested -= 1
             elif _fence_closes(line, marker):
-                segments.append((code_start, s, info, True))
-                fence = None
-                prose_start = s
+                if nested:  # a nested fence's close
+                    nested -= 1
+                else:
+                    segments.append((code_start, s, info, True))
+                    fence = None
+                    prose_start = s
         above = line
     if fence is not None:
         segments.append((fence[2], len(text), fence[1], True))
