@@ -4,6 +4,7 @@ kvpress writes ``DecodingPress(base_press=...)``."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -167,21 +168,34 @@ class Lifecycle:
 
     def _repeats(self, table: SlotTable, units: list[list[int]], uses: list[int], mean: list[float]) -> list[bool]:
         """Per pinned line: whether it repeats (token-set Jaccard >= REPEAT_JACCARD) a line of the same use count
-        that scores higher (``release_repeats``; ``globals``: module binding lines only)."""
-        out = [False] * len(units)
-        if self.release_repeats == "none":
-            return out
-        tokens, bt = table["token"].tolist(), table["block_type"].tolist()
-        sets = [frozenset(tokens[i] for i in u) for u in units]
-        glob = int(BlockType.GLOBAL)
-        seen: dict[int, list[frozenset]] = {}
-        for k in sorted(range(len(units)), key=lambda k: -mean[k]):
-            if self.release_repeats == "globals" and not any(bt[i] == glob for i in units[k]):
-                continue
-            kept = seen.setdefault(uses[k], [])
-            out[k] = any(len(sets[k] & o) >= REPEAT_JACCARD * len(sets[k] | o) for o in kept)
-            kept.append(sets[k])
-        return out
+        that scores higher (``release_repeats``; ``globals``: module binding lines only). All pairs at once: the
+        overlaps are one sparse product of the lines' token incidence."""
+        n = len(units)
+        if self.release_repeats == "none" or n < 2:
+            return [False] * n
+        flat = torch.tensor([i for u in units for i in u], dtype=torch.long)
+        rows = torch.repeat_interleave(torch.arange(n), torch.tensor([len(u) for u in units]))
+        tokens = table["token"][flat]
+        vocab = int(tokens.max()) + 1
+        pairs = torch.unique(rows * vocab + tokens)  # (line, token) keys, each token of a line once, sorted
+        line, cols = pairs // vocab, torch.unique(pairs % vocab, return_inverse=True)[1]
+        inc = torch.sparse_coo_tensor(torch.stack([line, cols]), torch.ones(len(pairs)),
+                                      (n, int(cols.max()) + 1), check_invariants=False, is_coalesced=True)
+        with warnings.catch_warnings():  # torch's one-time note that sparse CSR (used inside the product) is beta
+            warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+            inter = torch.sparse.mm(inc, inc.t()).to_dense()  # shared distinct tokens per pair of lines
+        size = inter.diagonal()
+        similar = inter >= REPEAT_JACCARD * (size[:, None] + size[None, :] - inter)
+        if self.release_repeats == "globals":
+            eligible = torch.zeros(n, dtype=torch.bool)
+            eligible[rows[table["block_type"][flat] == int(BlockType.GLOBAL)]] = True
+        else:
+            eligible = torch.ones(n, dtype=torch.bool)
+        rank = torch.empty(n, dtype=torch.long)
+        rank[torch.tensor(sorted(range(n), key=lambda k: -mean[k]))] = torch.arange(n)
+        uses_t = torch.tensor(uses)
+        better = (rank[None, :] < rank[:, None]) & (uses_t[None, :] == uses_t[:, None]) & eligible[None, :]
+        return (eligible & (similar & better).any(dim=1)).tolist()
 
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
         """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or release whole
