@@ -4,6 +4,7 @@ cap releasing the least-used definitions first."""
 from __future__ import annotations
 
 import json
+import random
 
 import torch
 
@@ -171,3 +172,34 @@ def test_past_the_pinned_cap_lines_repeating_a_better_one_go_first():
     assert marks["none"] == [False] * 6
     assert marks["all"] == [False, False, True, True, False, True]  # line 5 shares 3 of 6 tokens with 1: 0.5 counts
     assert marks["globals"] == [False, False, True, False, False, True]
+
+
+def _repeats_by_pairs(table, units, uses, mean, mode):
+    """Reference for ``_repeats``: every line against every better scoring eligible line of its use count."""
+    tokens, bt = table["token"].tolist(), table["block_type"].tolist()
+    sets = [set(tokens[i] for i in u) for u in units]
+    eligible = [mode == "all" or any(bt[i] == int(BlockType.GLOBAL) for i in u) for u in units]
+    order = sorted(range(len(units)), key=lambda k: -mean[k])
+    rank = {k: r for r, k in enumerate(order)}
+    return [mode != "none" and eligible[k] and any(
+        eligible[j] and uses[j] == uses[k] and rank[j] < rank[k]
+        and len(sets[k] & sets[j]) >= 0.5 * len(sets[k] | sets[j]) for j in range(len(units)))
+        for k in range(len(units))]
+
+
+def test_repeated_lines_are_marked_as_comparing_every_pair_would():
+    """The all-pairs product marks exactly the lines a pair-by-pair comparison marks (random tables, ties in
+    score and use count, repeated tokens within a line)."""
+    rng = random.Random(7)
+    kinds = [int(BlockType.GLOBAL), int(BlockType.FUNCTION_SIGNATURE)]
+    for _ in range(200):
+        n = rng.randint(1, 30)
+        lengths = [rng.randint(1, 8) for _ in range(n)]
+        units = [list(range(sum(lengths[:k]), sum(lengths[:k + 1]))) for k in range(n)]
+        table = {"token": torch.tensor([rng.randint(0, 12) for _ in range(sum(lengths))]),
+                 "block_type": torch.tensor([rng.choice(kinds) for _ in range(sum(lengths))])}
+        uses = [rng.randint(0, 2) for _ in range(n)]
+        mean = [rng.choice([0.1, 0.2, rng.random()]) for _ in range(n)]
+        for mode in ("none", "globals", "all"):
+            got = Lifecycle(base=CodeComp(), release_repeats=mode)._repeats(table, units, uses, mean)
+            assert got == _repeats_by_pairs(table, units, uses, mean, mode)
