@@ -3,7 +3,9 @@
 The knobs compared here (``kv.pinned_overflow``, ``kv.obs_weight``...) act only when the cache is
 brought to its budget, so each task is prefilled once with the default policy (committing as the
 agent would), snapshotted, and every (variant, budget) cell restores the snapshot with a manager
-built from the variant's settings, enforces the budget and runs the bench's probe.
+built from the variant's settings, enforces the budget and runs the bench's probe. A variant that
+sets any other knob (``kv.pin_signatures``, ``kv.attn_decay``...: read while the context is read)
+gets a prefill of its own with its settings, so what it changes is measured, not skipped.
 The full cache is the snapshot probed without compression. Writes JSON rows and prints a table of
 top-1 and log-prob retention per variant, budget and family.
 
@@ -35,12 +37,22 @@ def parse_variant(text: str) -> tuple[str, dict[str, object]]:
         except ValueError:
             value = raw
         field, _, entry = key.partition(".")
+        if field not in KVConfig.model_fields:
+            raise SystemExit(f"bench_variants: {field!r} is not a kv setting (`codeagent config show --doc`)")
         if entry:
             table = updates.setdefault(field, dict(getattr(KVConfig(), field)))
             table[entry] = value
         else:
             updates[key] = value
     return name, updates
+
+
+ENFORCE_KNOBS = frozenset({
+    "structural_weight", "semantic_weight", "temporal_weight", "depth_decay", "boundary_bonus", "recency_halflife",
+    "merge_threshold", "keep_fraction", "obs_weight", "proxy_weight", "pinned_cap", "pinned_overflow", "release_by",
+    "release_repeats", "sink_tokens", "recent_tokens", "max_merge", "pool_kernel", "unit", "mode", "block_weights",
+    "kind_weights"})
+"""KV settings read only when the cache is brought to its budget: variants of these share one prefill per task."""
 
 
 def main() -> None:
@@ -54,6 +66,9 @@ def main() -> None:
 
     from codeagent.bench.runner import bench_kv_config, variant_rows
     from codeagent.bench.tasks import load_tasks
+    from pydantic import ValidationError
+
+    from codeagent.kvcache.config import KVConfig
     from codeagent.kvcache.manager import KVManager
     from codeagent.runtime import build_engine, settings_from
 
@@ -61,16 +76,24 @@ def main() -> None:
     budgets = [float(b) for b in args.budgets.split(",")]
     engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
     base = bench_kv_config("default")
+    try:  # validated, so "false" is False and a bad value stops here
+        configs = {n: KVConfig.model_validate({**base.model_dump(), **upd}) for n, upd in variants.items()}
+    except ValidationError as exc:
+        raise SystemExit(f"bench_variants: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
 
     def apply(name: str, budget: float, snap) -> None:
         if name != "full":
-            engine.manager = KVManager(base.model_copy(update=variants[name]))
+            engine.manager = KVManager(configs[name])
             engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
 
+    shared = [n for n, upd in variants.items() if set(upd) <= ENFORCE_KNOBS]
     rows: list[dict] = []
     for task in load_tasks(args.tasks):
         t0 = time.perf_counter()
-        rows += variant_rows(engine, task, [("full", 1.0)] + [(n, b) for n in variants for b in budgets], apply)
+        rows += variant_rows(engine, task, [("full", 1.0)] + [(n, b) for n in shared for b in budgets], apply)
+        for name in (n for n in variants if n not in shared):  # a knob read during the prefill: its own prefill
+            rows += variant_rows(engine, task, [(name, b) for b in budgets], apply,
+                                 prefill=configs[name])
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1) + "\n")

@@ -172,14 +172,15 @@ def run_probe(engine, task: Task) -> ProbeResult:
 
 
 def variant_rows(engine, task: Task, cells: Sequence[tuple[str, float]],
-                 apply: Callable[[str, float, Snapshot], None]) -> list[dict]:
+                 apply: Callable[[str, float, Snapshot], None], prefill: KVConfig | None = None) -> list[dict]:
     """The measurement scripts' cells on one task: one prefill with the default policy (committing as the agent
-    would), snapshotted; each (variant, budget) cell restores the snapshot with a default manager, lets
-    ``apply(variant, budget, snapshot)`` bring the cache to the cell's state (a ``full`` cell usually leaves it
-    whole), and runs the probe. Rows: task, family, style, variant, budget, top-1, mean log-prob and exact match."""
+    would; ``prefill``: with these settings instead), snapshotted; each (variant, budget) cell restores the
+    snapshot with a manager of the prefill's settings, lets ``apply(variant, budget, snapshot)`` bring the cache
+    to the cell's state (a ``full`` cell usually leaves it whole), and runs the probe. Rows: task, family, style,
+    variant, budget, top-1, mean log-prob and exact match."""
     from codeagent.kvcache.manager import KVManager
 
-    base = bench_kv_config("default")
+    base = prefill or bench_kv_config("default")
     engine.manager = KVManager(base)
     prefill_context(engine, task, lifecycle=True)
     snap = engine.snapshot()

@@ -212,6 +212,28 @@ def test_variant_rows_restore_the_prefill_for_every_cell(make_engine):
 
 
 @pytest.mark.model
+def test_variant_rows_prefill_with_the_settings_given(make_engine):
+    """A knob read while the context is read (here ``pin_signatures``) needs its own prefill: ``prefill=`` reads
+    the task with those settings, and every cell restores that prefill, not the default's."""
+    from codeagent.bench.runner import bench_kv_config, variant_rows
+    from codeagent.kvcache.tags import BlockType, State
+
+    task = tiny_tasks()[0]
+    engine = make_engine(**bench_kv_config("default").model_dump())
+    pinned: dict[str, int] = {}
+
+    def apply(variant: str, budget: float, snap) -> None:
+        t = engine.state.table
+        sig = t["block_type"] == int(BlockType.FUNCTION_SIGNATURE)
+        pinned[variant] = int((sig & (t["state"] == int(State.PINNED))).sum())
+
+    variant_rows(engine, task, [("default", 1.0)], apply)
+    variant_rows(engine, task, [("nopin", 1.0)], apply,
+                 prefill=bench_kv_config("default").model_copy(update={"pin_signatures": False}))
+    assert pinned["nopin"] < pinned["default"]  # the headers the issue names stay pinned (pin_named)
+
+
+@pytest.mark.model
 @pytest.mark.slow
 def test_tiny_grid_end_to_end_and_resume(tmp_path: Path, task_file: Path):
     out = tmp_path / "out"
