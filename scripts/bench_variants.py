@@ -64,10 +64,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
-    from codeagent.bench.runner import bench_kv_config, variant_rows
-    from codeagent.bench.tasks import load_tasks
     from pydantic import ValidationError
 
+    from codeagent.bench.runner import bench_kv_config, variant_rows
+    from codeagent.bench.tasks import load_tasks
     from codeagent.kvcache.config import KVConfig
     from codeagent.kvcache.manager import KVManager
     from codeagent.runtime import build_engine, settings_from
@@ -92,8 +92,7 @@ def main() -> None:
         t0 = time.perf_counter()
         rows += variant_rows(engine, task, [("full", 1.0)] + [(n, b) for n in shared for b in budgets], apply)
         for name in (n for n in variants if n not in shared):  # a knob read during the prefill: its own prefill
-            rows += variant_rows(engine, task, [(name, b) for b in budgets], apply,
-                                 prefill=configs[name])
+            rows += variant_rows(engine, task, [(name, b) for b in budgets], apply, prefill=configs[name])
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1) + "\n")

@@ -191,8 +191,8 @@ class Lifecycle:
             eligible[rows[table["block_type"][flat] == int(BlockType.GLOBAL)]] = True
         else:
             eligible = torch.ones(n, dtype=torch.bool)
-        rank = torch.empty(n, dtype=torch.long)
-        rank[torch.tensor(sorted(range(n), key=lambda k: -mean[k]))] = torch.arange(n)
+        rank = torch.empty(n, dtype=torch.long)  # 0 = the best score; ties in line order
+        rank[torch.argsort(torch.tensor(mean, dtype=torch.float64), descending=True, stable=True)] = torch.arange(n)
         uses_t = torch.tensor(uses)
         better = (rank[None, :] < rank[:, None]) & (uses_t[None, :] == uses_t[:, None]) & eligible[None, :]
         return (eligible & (similar & better).any(dim=1)).tolist()
