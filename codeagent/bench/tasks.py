@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from codeagent.errors import InputError
 from codeagent.kvcache.languages import language_for_fence
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, looks_like_tool_call
-from codeagent.kvcache.tagger_content import code_regions, keyed_strings, numbered_rows
+from codeagent.kvcache.tagger_content import carried_strings, code_regions, numbered_rows
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -199,7 +199,7 @@ def _output_span(seg: Segment, call: str | None) -> tuple[SegmentKind, str | Non
     language = call_language(call) if call else None
     if looks_like_test_log(seg.text, call):
         return SegmentKind.TEST_LOG, None
-    strings = keyed_strings(seg.text)
+    strings = carried_strings(seg.text)
     text = max((js.value for js in strings), key=len) if strings else seg.text
     fenced = [m.group(0) for m in _FENCED.finditer(text)]
     if fenced and _pasted(text):

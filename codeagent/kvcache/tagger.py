@@ -26,8 +26,8 @@ from codeagent.kvcache.tagger_calls import (
 )
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, bare_grep_rows, best_language, code_literals, code_regions, ctags_rows, diff_hunks,
-    escaped_whitespace, fence_segments, grep_rows, keyed_strings, numbered_rows, outline_rows, prefixed_rows,
+    Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings, code_literals, code_regions, ctags_rows,
+    diff_hunks, escaped_whitespace, fence_segments, grep_rows, numbered_rows, outline_rows, prefixed_rows,
     string_values, YamlBlock, yaml_block_rows, yaml_blocks,
 )
 from codeagent.kvcache.tagger_media import clean as clean_media, prompts
@@ -952,7 +952,7 @@ class StructureTagger:
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:
         """One TokenTag per token, from the interval holding the token's first non-space char; the tokens
         holding a JSON string's escaped line breaks are marked ``ends_line``."""
-        strings = sorted([*keyed_strings(text), *code_literals(text)], key=lambda js: js.start)
+        strings = sorted([*carried_strings(text), *code_literals(text)], key=lambda js: js.start)
         return tags_for_offsets(text, offsets, self.intervals(text, info), escaped_whitespace(strings),
                                 [(js.start, js.end) for js in strings])
 
@@ -1107,7 +1107,12 @@ class StructureTagger:
         return out
 
     def _json_args(self, text: str) -> list[Interval]:
-        strings = string_values(text)
+        """A call's arguments: JSON strings and Python literals holding a definition (``replace('a.py', 'def f():\\n
+        ...')``) read as their keys say, the rest as command lines."""
+        strings: list[JsonString] = []
+        for js in sorted([*string_values(text), *code_literals(text)], key=lambda js: (js.start, -js.end)):
+            if not strings or js.start >= strings[-1].end:  # the outermost: a quote inside a literal opens nothing
+                strings.append(js)
         lang = call_language(text)
         out: list[Interval] = []
         pos = 0
@@ -1154,7 +1159,7 @@ class StructureTagger:
         """JSON strings holding files, YAML block scalars, numbered views, diff hunks, else raw lines."""
         if not text:
             return []
-        strings = keyed_strings(text)
+        strings = carried_strings(text)
         if strings and (default != "code" or _json_result(text, strings)):
             lang = language or call_language(text)
             out: list[Interval] = []

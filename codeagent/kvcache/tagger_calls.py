@@ -6,9 +6,9 @@ calls (``view_file(path="X", start_line=1)``), JSON (``{"name": ..., "arguments"
 element holding parameter elements: ``<read_file><path>X</path></read_file>``) or
 bare shell commands in a ``bash`` fence after a THOUGHT (mini-swe-agent) or one command in a plain
 fence after a DISCUSSION (SWE-agent), ReAct's ``Action:``/``Action Input:`` lines, smolagents' code actions
-(a Python fence closed by ``<end_code>``) and Gemini's ``print(default_api.tool(...))``. Test logs are
-recognised by what pytest, unittest, jest/vitest, mocha, go test, cargo, rspec, maven, phpunit, dotnet, TAP, deno
-and ctest print, whatever command ran them.
+(a Python fence closed by ``<end_code>``), Gemini's ``print(default_api.tool(...))`` and a terminal UI's
+``⏺ Bash(cmd)``. Test logs are recognised by what pytest, unittest, jest/vitest, mocha, go test, cargo, rspec,
+maven, phpunit, dotnet, TAP, deno and ctest print, whatever command ran them.
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ CODE_ACTION = re.compile(r"^[ \t]*(`{3,})[ \t]*(?:py|python)?[ \t]*\n.*?^[ \t]*\
 """A code action (smolagents): a Python fence closed by ``<end_code>``; the code is the call."""
 _API_CALL = re.compile(r"^[ \t]*(?:print\()?default_api\.\w+\(.*\)[ \t]*$", re.MULTILINE)
 """Gemini's calls written as Python: ``print(default_api.read_file(path="x"))``."""
+_UI_CALL = re.compile(r"^[ \t]*[⏺●] ?[A-Z]\w*\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*$", re.MULTILINE)
+"""A call as a terminal UI shows it (Claude Code's ``⏺ Bash(pytest -q)``, ``⏺ Read(src/a.py)``): a bullet, then a
+capitalised tool name and its argument on one line (the bullet before prose is not a call)."""
 _CODE_USE = re.compile(r"\s*\w+[ \t]*[(=.]")
 """A command word used as code: called, assigned or an attribute's owner."""
 _JSON_CALL_KEYS = ("name", "function", "tool", "tool_calls", "tool_use", "arguments", "input", "command", "action")
@@ -210,7 +213,7 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
     for s, e, value in _json_objects(text):
         if _is_json_call(value):
             found.append((s, e))
-    for pattern in (_SHELL_FENCE, _ORG_SHELL, _REACT, CODE_ACTION, _API_CALL):
+    for pattern in (_SHELL_FENCE, _ORG_SHELL, _REACT, CODE_ACTION, _API_CALL, _UI_CALL):
         found += [_span(m) for m in pattern.finditer(text)]
     found += command_fences(text)
     for m in _FUNC_CALL.finditer(text):

@@ -155,15 +155,16 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
 
 
 # ------------------------------------------------------------------------------ numbered lines
-_NUMBERED = re.compile(r" *(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| +)")
+_NUMBERED = re.compile(r" *(?:[⎿└├╰] +)?(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| +)")
+"""A numbered line; a tree glyph may lead the first line of a tool's output in a terminal UI (Claude Code's ``⎿``)."""
 _BLAME = re.compile(r"\^?[0-9a-f]{7,40}(?: [^\s(]+)?\s+(?:\([^()\n]*?\s)?(\d+)(\) ?)")
 """``git blame``: a commit, maybe the file, maybe ``(author date``, then the line number and ``) ``."""
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
     """For a line-numbered view (``cat -n``, ``nl``, ``less -N``, ``12 | x``, bat's ``12   │ x``, ``12: x``,
-    ``12→x``, SWE-agent's ``Line 12:x`` search hits, ``L12: x``, ``git blame``): (line start, code start, line end)
-    per line, code start -1 for a line without a number; None if not numbered.
+    ``12→x``, SWE-agent's ``Line 12:x`` search hits, ``L12: x``, ``git blame``, a terminal UI's ``  ⎿    12\\tx``):
+    (line start, code start, line end) per line, code start -1 for a line without a number; None if not numbered.
 
     Numbered means: at least half the non-blank lines carry a number and one kind of separator,
     and the numbers go up; a space-only separator needs three numbered lines, blame's two.
@@ -739,6 +740,40 @@ def keyed_strings(text: str) -> list[JsonString]:
     """The JSON strings with lines that are a key's value (``{"output": "..."}``), and arrays of lines: the ones read
     as files, in text order."""
     return [js for js in string_values(text) if js.key is not None]
+
+
+_REPR_LITERAL = re.compile("|".join(
+    r"^[^'\"\n=(]{{0,40}}?(?<![\w'\"])[bBuU]?{q}({c}*\\n{c}*){q}[ \t]*\r?$".format(q=q, c=_LITERAL_CHAR.format(q=q))
+    for q in ("'", '"')), re.MULTILINE)
+"""A Python string literal that ends its line and has at most a short prefix before it (``Out[3]: '...'``, a
+function's result shown as its ``repr()``; not an assignment or an argument), holding line breaks as ``\\n``
+escapes."""
+
+
+@lru_cache(maxsize=8)
+def repr_strings(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
+    """Python string literals shown as values (a tool's result printed with ``repr()``, a REPL's ``Out[n]:``, a
+    subprocess's ``b'...'``): one line each, its line breaks escaped, decoded; read by content (a file, a log),
+    as a JSON string holding a result is. Literals inside JSON strings are JSON's, not these."""
+    if "\\n" not in text:
+        return ()
+    json_spans = [(js.start, js.end) for js in string_values(text)]
+    out: list[JsonString] = []
+    for m in _REPR_LITERAL.finditer(text):
+        g = 1 if m.group(1) is not None else 2
+        body, start = m.group(g), m.start(g)
+        if body.count("\\n") < min_lines - 1 or any(a <= start < b for a, b in json_spans):
+            continue
+        decoded = _py_decode(body, start)
+        if decoded is not None:
+            out.append(JsonString(start, m.end(g), "".join(decoded[0]), [*decoded[1], m.end(g)], "repr"))
+    return tuple(out)
+
+
+def carried_strings(text: str) -> list[JsonString]:
+    """The strings that carry a file or a log: JSON strings that are a key's value, arrays of lines and Python
+    literals shown as values, in text order."""
+    return sorted([*keyed_strings(text), *repr_strings(text)], key=lambda js: js.start)
 
 
 def escaped_whitespace(strings: Sequence[JsonString]) -> list[tuple[int, int, bool]]:

@@ -160,15 +160,17 @@ def test_span_kinds_of_foreign_sessions():
                                                                             "  return a + 1;\n}\n\nconst x = f(1);\n"})),
         Segment(role="assistant", kind="text", text="THOUGHT: run the tests.\n\n```bash\nnpx jest\n```"),
         Segment(role="user", kind="text", text=" FAIL  src/a.test.ts\n  ✕ adds (2 ms)\n\nTests:       1 failed, 1 total\n"),
+        Segment(role="assistant", kind="tool_call", text=">>> read('src/io/load.py', 1, 6)"),
+        Segment(role="tool", kind="tool_output", text=repr(code)),
         Segment(role="assistant", kind="text", text="The loader is fine now."),
     ]
     spans = task_spans(Task(id="x", family="f", segments=segs, probe={"prompt": "", "target": "a"}))
     assert [s.kind for s in spans] == [
         SegmentKind.SYSTEM, SegmentKind.ISSUE, SegmentKind.TOOL_CALL, SegmentKind.FILE_VIEW, SegmentKind.TOOL_CALL,
         SegmentKind.FILE_VIEW, SegmentKind.TOOL_CALL, SegmentKind.FILE_VIEW, SegmentKind.TOOL_CALL,
-        SegmentKind.TEST_LOG, SegmentKind.TEXT,
+        SegmentKind.TEST_LOG, SegmentKind.TOOL_CALL, SegmentKind.FILE_VIEW, SegmentKind.TEXT,
     ]
-    assert [spans[i].language for i in (3, 5, 7)] == ["python", "python", "typescript"]
+    assert [spans[i].language for i in (3, 5, 7, 11)] == ["python", "python", "typescript", "python"]
 
 
 @pytest.mark.parametrize("fence", ["", "python"])

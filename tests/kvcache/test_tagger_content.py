@@ -419,6 +419,11 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
         {"line": i, "text": ln} for i, ln in enumerate(c.split("\n"), 1)]}),
     "ipython_readlines": lambda c: "Out[4]: [" + ",\n ".join(repr(ln) for ln in c.splitlines(keepends=True)) + "]",
     "print_readlines": lambda c: repr(c.splitlines(keepends=True)) + "\n",
+    "repr_result": lambda c: repr(c),
+    "ipython_out_string": lambda c: f"In [3]: open('src/wrap.py').read()\nOut[3]: {c!r}\n",
+    "bytes_repr": lambda c: repr(c.encode()),
+    "json_in_json": lambda c: json.dumps({"type": "function_call_output", "call_id": "call_1",
+                                          "output": json.dumps({"path": "src/wrap.py", "content": c})}),
     "crlf": lambda c: c.replace("\n", "\r\n"),
     "select_string": lambda c: "".join(f"src\\pkg\\wrap.py:{i}:{ln}" for i, ln in enumerate(c.splitlines(keepends=True), 1)),
     "html_export": lambda c: ('<div class="tool-result"><div class="filename">src/wrap.py</div><pre><code class='
@@ -444,6 +449,18 @@ def test_definitions_found_in_any_wrapper(tagger, wrapper):
         ivs = tagger.intervals(text, SpanInfo(kind=kind))
         covered(text, ivs)
         check_python(text, CODE, ivs)
+
+
+def test_numbered_view_under_a_terminal_ui_glyph(tagger):
+    """A view as Claude Code's terminal shows it: ``  ⎿  `` before the first numbered row, five spaces before the
+    others; the first row is a row too, so a definition there keeps its header."""
+    body = "def build(root, strict=False):\n    if strict:\n        return os.path.join(root)\n    return root\n"
+    text = "  ⎿  " + "\n     ".join(f"{i:>6}\t{ln}" for i, ln in enumerate(body.split("\n"), 19))
+    rows = numbered_rows(text)
+    assert rows is not None and rows[0][1] == text.index("def build")
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    assert tag_of(text, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "return os").block_type == B.FUNCTION_BODY
 
 
 def test_terminal_colours_do_not_hide_code(tagger):
@@ -706,6 +723,7 @@ CALLS = {
     "smolagents": ('Thought: I need the helper.\nCode:\n```py\nsource = read_file("pkg/mod.py")\nprint(source)\n'
                    '```<end_code>', "pkg/mod.py"),
     "gemini_python": ('print(default_api.read_file(absolute_path="/repo/pkg/mod.py"))', "/repo/pkg/mod.py"),
+    "terminal_ui": ("⏺ Bash(cat -n pkg/mod.py | sed -n '19,80p')", "pkg/mod.py"),
 }
 
 
@@ -732,6 +750,7 @@ def test_tool_calls_in_any_syntax(tagger, style):
 def test_plain_sentences_are_not_calls():
     assert tool_call_spans("I will look at the parser next, then run the tests.") == []
     assert tool_call_spans("The value is (a, b) and the rest follows.") == []
+    assert tool_call_spans("⏺ I will read the parser (pkg/parse.py) next.") == []
     # XML-ish wrappers that are not tool elements: a thought, a file in a result
     assert tool_call_spans("<thinking>\nI should read pkg/mod.py next.\n</thinking>") == []
     assert tool_call_spans("<file><path>pkg/mod.py</path>\n<content>\nx = 1\n</content>\n</file>") == []
@@ -791,6 +810,14 @@ def test_code_in_a_one_line_python_string(tagger):
     offsets = [(i, i + 1) for i in range(len(action))]
     marked = [i for i, t in enumerate(tagger.tag(action, offsets, SpanInfo(kind=K.TOOL_CALL))) if t.ends_line]
     assert [i for i in marked if action[i - 1:i + 1] == "\\n"] and all(action[i] in "n\n" for i in marked)
+    # the literal as a call's argument, with quotes of both kinds inside (a quote in it opens no JSON string)
+    source = 'def build(root, strict=False):\n    if not root:\n        raise ValueError("no \'root\'")\n' \
+             "    def walk(top):\n        return os.path.join(top)\n    return walk(root)\n"
+    call = f">>> replace_def('a/b.py', {source!r})"
+    ivs = tagger.intervals(call, SpanInfo(kind=K.TOOL_CALL))
+    assert tag_of(call, ivs, "replace_def").block_type == B.TOOL_CALL
+    assert tag_of(call, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(call, ivs, "walk(top)").block_type != B.TOOL_CALL
     prose = "```python\nmsg = 'class starts at nine\\nbring the notes\\nand a pen\\n'\nsend(msg)\n```"
     ivs = tagger.intervals(prose, SpanInfo(kind=K.TOOL_CALL))
     assert tag_of(prose, ivs, "starts at nine").block_type not in SIGNATURES
