@@ -19,7 +19,10 @@ Round 21: ``cursor`` (JSON calls, views in a fence whose info string is ``A:B:pa
 as ``<attachment>`` elements, a fence opening on a ``# filepath:`` comment), ``lessn`` (``less -N`` views: the
 number and one space), ``gojson`` (a Go agent's JSON, ``<``/``>``/``&`` escaped as ``\\u003c``..., the file
 inside ``<file>`` tags), ``apijson`` (Anthropic API ``tool_result`` blocks holding ``cat -n`` views), ``gitdiff``
-(whole files read as new-file diffs, edits sent to ``git apply``).
+(whole files read as new-file diffs, edits sent to ``git apply``). Round 23: ``respapi`` (OpenAI Responses API items:
+arguments and outputs JSON inside JSON strings), ``claudeterm`` (Claude Code's terminal screen: ``⏺ Bash(...)``,
+output under ``⎿``), ``pyrepr`` (results shown as Python ``repr()``: a file on one line), ``lineobjs`` (a file as
+compact JSON, one object per line).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
@@ -31,6 +34,8 @@ inside ``<file>`` tags), ``apijson`` (Anthropic API ``tool_result`` blocks holdi
         cursor,copilot,lessn,gojson,own
     PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 83 1 next_line,next_line_raw,signature_recall,session \
         apijson,gitdiff,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 89 1 next_line,next_line_raw,signature_recall,session \
+        respapi,claudeterm,pyrepr,lineobjs,own
 """
 
 from __future__ import annotations
@@ -729,12 +734,123 @@ class GitDiff(S.Style):
             self.add("user", "text", f"Applied patch to {path} cleanly.", sub)
 
 
+class RespApi(S.Style):
+    """OpenAI Responses API items: ``function_call`` items whose ``arguments`` is a JSON-encoded string, and
+    ``function_call_output`` items whose ``output`` is itself JSON text (``{"content": ...}``), so a file's line
+    breaks reach the model escaped twice (``\\\\n``)."""
+    system = ("You are a helpful coding agent. Use read_file(path, start_line, end_line), exec_command(cmd) and "
+              "apply_patch(input) to resolve the user's request; verify with the tests before you finish.")
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def _call(self, name, args, sub):
+        self.n += 1
+        self.add("assistant", "tool_call", json.dumps({"type": "function_call", "call_id": f"call_{self.n:04d}xK",
+                                                       "name": name, "arguments": json.dumps(args)}), sub)
+
+    def _output(self, obj, sub):
+        self.add("tool", "tool_output", json.dumps({"type": "function_call_output", "call_id": f"call_{self.n:04d}xK",
+                                                    "output": json.dumps(obj)}), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("read_file", {"path": path, "start_line": start, "end_line": end}, sub)
+        self._output({"path": path, "content": content}, sub)
+
+    def run(self, command, log, sub):
+        self._call("exec_command", {"cmd": command}, sub)
+        self._output({"exit_code": S._exit_code(log), "stdout": log}, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        added = "\n".join("+" + ln for ln in code.split("\n"))
+        self._call("apply_patch", {"input": f"*** Begin Patch\n*** Update File: {path}\n@@\n-{head}\n{added}\n"
+                                            "*** End Patch"}, sub)
+        if result is not None:
+            self._output({"ok": True}, sub)
+
+
+class ClaudeTerm(S.Style):
+    """Claude Code's terminal screen pasted back as text: ``⏺ Bash(cmd)`` for a call, its output under ``  ⎿  ``
+    with every further line indented five spaces; file views through ``cat -n`` piped to ``sed -n``."""
+    system = ("You are Claude Code, Anthropic's official CLI for Claude. You are an interactive CLI tool that helps "
+              "users with software engineering tasks. IMPORTANT: keep your responses short.")
+
+    @staticmethod
+    def _out(text):
+        lines = text.split("\n")
+        return "  \u23bf  " + lines[0] + "".join("\n     " + ln for ln in lines[1:])
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"\u23fa Bash(cat -n {path} | sed -n '{start},{end}p')", sub)
+        self.add("tool", "tool_output", self._out(S._numbered(content, start, "{n:>6}\t{line}")), sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"\u23fa Bash({command})", sub)
+        self.add("tool", "tool_output", self._out(log), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "text", f"\u23fa Update({path})", sub)
+        if result is not None:
+            diff = "\n".join(f"{i:>6} + {ln}" for i, ln in enumerate(code.split("\n"), 1))
+            self.add("tool", "tool_output", self._out(f"Updated {path} with {code.count(chr(10)) + 1} additions and 1 "
+                                                      f"removal\n{1:>6} - {head}\n{diff}"), sub)
+
+
+class PyRepr(S.Style):
+    """A Python-tool agent whose results are the ``repr()`` of the returned value: a file read comes back as one
+    line, ``'import os\\n\\ndef f(x):\\n    ...'``, its line breaks written as ``\\n``."""
+    system = ("You control a Python sandbox through the functions read(path, start, end) -> str, sh(cmd) -> str and "
+              "replace_def(path, source) -> bool. Each call's return value is shown to you as its repr().")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", f">>> read({path!r}, {start}, {end})", sub)
+        self.add("tool", "tool_output", repr(content + "\n"), sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f">>> sh({command!r})", sub)
+        self.add("tool", "tool_output", repr(log), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", f">>> replace_def({path!r}, {code!r})", sub)
+        if result is not None:
+            self.add("tool", "tool_output", "True", sub)
+
+
+class LineObjs(S.Style):
+    """A structured file tool (MCP-server-like): a view comes back as compact JSON, one object per line,
+    ``{"path": ..., "lines": [{"n": 19, "text": "import os"}, ...]}``, the whole view on one physical line."""
+    system = ("You are an autonomous software agent. Tools: fs.read {path, from, to} returns the file's lines as "
+              "objects; proc.run {argv} runs a process; fs.replace {path, symbol, source} swaps one definition.")
+
+    def _call(self, name, args, sub):
+        self.add("assistant", "tool_call", json.dumps({"tool": name, "args": args}, separators=(",", ":")), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("fs.read", {"path": path, "from": start, "to": end}, sub)
+        lines = [{"n": start + i, "text": ln} for i, ln in enumerate(content.split("\n"))]
+        self.add("tool", "tool_output", json.dumps({"path": path, "lines": lines}, separators=(",", ":")), sub)
+
+    def run(self, command, log, sub):
+        self._call("proc.run", {"argv": ["sh", "-c", command]}, sub)
+        self.add("tool", "tool_output", json.dumps({"code": S._exit_code(log), "out": log}, separators=(",", ":")), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        name = code.split("(", 1)[0].split()[-1] if "(" in code.split("\n", 1)[0] else "block"
+        self._call("fs.replace", {"path": path, "symbol": name, "source": code}, sub)
+        if result is not None:
+            self.add("tool", "tool_output", '{"replaced":true}', sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
                   blame=Blame, yamlres=YamlRes, notebook=Notebook,
                   cursor=Cursor, copilot=Copilot, lessn=LessN, gojson=GoJson,
-                  apijson=ApiJson, gitdiff=GitDiff)
+                  apijson=ApiJson, gitdiff=GitDiff,
+                  respapi=RespApi, claudeterm=ClaudeTerm, pyrepr=PyRepr, lineobjs=LineObjs)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
