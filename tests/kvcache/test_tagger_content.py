@@ -546,6 +546,14 @@ def test_json_string_lines_end_where_the_escapes_end(tagger):
     escapes = [m.end() - 1 for m in re.finditer(r"\\\\n|\\n", payload) if m.group() == "\\n"]
     assert len(escapes) == CODE.count("\n") > 10
     assert marked == sorted({e // 3 for e in escapes})
+    # JSON text inside a JSON string (the Responses API's function_call_output): the escapes of the inner string
+    # (``\\\\n``, three chars) end the lines, the outer one's own escapes (its quotes) do not
+    payload = json.dumps({"type": "function_call_output", "output": json.dumps({"path": "a.py", "content": CODE})})
+    offsets = [(i, min(i + 3, len(payload))) for i in range(0, len(payload), 3)]
+    tags = tagger.tag(payload, offsets, SpanInfo(kind=K.TOOL_OUTPUT))
+    marked = [i for i, t in enumerate(tags) if t.ends_line]
+    escapes = [m.end() - 1 for m in re.finditer(r"(?<!\\)(?:\\{4})*\\\\n", payload)]  # 4k+2 backslashes: a break
+    assert len(escapes) == CODE.count("\n") and marked == sorted({e // 3 for e in escapes})
     code = 'def show(rows):\n    print("header\\nrow\\nrow\\nrow and some more text to pass forty chars")\n'
     for text in (CODE, code):
         offs = [(i, min(i + 3, len(text))) for i in range(0, len(text), 3)]
