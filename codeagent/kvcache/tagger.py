@@ -27,8 +27,8 @@ from codeagent.kvcache.tagger_calls import (
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings, code_literals, code_regions, ctags_rows,
-    diff_hunks, escaped_whitespace, fence_segments, grep_rows, numbered_rows, outline_rows, prefixed_rows,
-    string_values, YamlBlock, yaml_block_rows, yaml_blocks,
+    diff_hunks, escaped_whitespace, fence_segments, grep_rows, numbered_hunks, numbered_rows, outline_rows,
+    prefixed_rows, string_values, YamlBlock, yaml_block_rows, yaml_blocks,
 )
 from codeagent.kvcache.tagger_media import clean as clean_media, prompts
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -1193,7 +1193,7 @@ class StructureTagger:
         if hits is not None:  # one file's hits: its language from the call, else from a path before the first hit
             first = next(r.start for run in hits for r in run if r.code >= 0)
             return self._grep(text, hits, default, language or self._path_language(text[:first]))
-        hunks = diff_hunks(text, 0, len(text))
+        hunks = diff_hunks(text, 0, len(text)) or numbered_hunks(text)
         if hunks:
             return self._diff(text, hunks, language, default)
         return self._lines(text, language, default)
@@ -1250,17 +1250,16 @@ class StructureTagger:
         out: list[Interval] = []
         pos = 0
         for hunk in hunks:
-            first, last = hunk.rows[0][0], hunk.rows[-1][1]
+            first, last = hunk.rows[0][0], hunk.rows[-1][2]
             out.extend(_shift(self._lines(text[pos:first], None, "log" if default == "log" else "prose"), pos))
             lang = language_for_path(hunk.path) if hunk.path else None
             lang = lang or language
 
             def side(signs: str, emit: str) -> list[Row]:
-                return [(s, s if text[s:e].strip() == "" else s + 1, e, sign in emit)
-                        for s, e, sign in hunk.rows if sign in signs]
+                return [(s, c, e, sign in emit) for s, c, e, sign in hunk.rows if sign in signs]
 
             out.extend(self._rows(text, side(" +", " +"), lambda code: self._lines(code, lang, "code")))
-            if any(sign == "-" for _s, _e, sign in hunk.rows):
+            if any(sign == "-" for _s, _c, _e, sign in hunk.rows):
                 out.extend(self._rows(text, side(" -", "-"), lambda code: self._lines(code, lang, "code")))
             pos = last
         out.extend(_shift(self._lines(text[pos:], None, "log" if default == "log" else "prose"), pos))

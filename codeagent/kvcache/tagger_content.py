@@ -494,9 +494,9 @@ is followed by hunks opened by a bare ``@@`` or ``@@ anchor`` line; an added fil
 
 @dataclass(frozen=True)
 class Hunk:
-    """A diff hunk's body lines: (line start, end, sign) with sign in ' ', '+', '-'."""
+    """A diff hunk's body lines: (line start, code start, end, sign) with sign in ' ', '+', '-'."""
 
-    rows: list[tuple[int, int, str]]
+    rows: list[tuple[int, int, int, str]]
     path: str | None
 
 
@@ -524,11 +524,11 @@ def diff_hunks(text: str, start: int, end: int) -> list[Hunk]:
             cur = []
             continue
         if cur is not None and line[:1] in (" ", "+", "-") and not line.startswith(("+++ ", "--- a/", "--- /dev")):
-            cur.append((s, e, line[0]))
+            cur.append((s, s if line.strip() == "" else s + 1, e, line[0]))
         elif cur is not None and line.startswith("\\"):
             continue
         elif cur is not None and line.strip() == "":
-            cur.append((s, e, " "))
+            cur.append((s, s, e, " "))
         else:
             if cur:
                 hunks.append(Hunk(cur, path))
@@ -536,6 +536,36 @@ def diff_hunks(text: str, start: int, end: int) -> list[Hunk]:
     if cur:
         hunks.append(Hunk(cur, path))
     return hunks
+
+
+_NUMBERED_DIFF = re.compile(r" *(?:[⎿└├╰] +)?(\d+) ([ +\-])(?: |$)")
+"""A line of a numbered diff: the number, one space, the sign (a space on context lines), then the code after one
+more space (Claude Code's edit result: ``    12 +    return x``)."""
+
+
+def numbered_hunks(text: str, start: int = 0, end: int | None = None) -> list[Hunk]:
+    """A diff shown with line numbers before the signs (an edit tool's result), as hunks of consecutive numbered
+    lines; empty unless at least three lines are numbered, one of them added or removed and one of them code by its
+    look, and the numbered lines are at least half of the non-blank ones."""
+    end = len(text) if end is None else end
+    hunks: list[Hunk] = []
+    cur: list[tuple[int, int, int, str]] = []
+    numbered = nonblank = signed = 0
+    code = False
+    for s, e in line_spans(text, start, end):
+        nonblank += not text[s:e].isspace()
+        m = _NUMBERED_DIFF.match(text, s, e)
+        if m:
+            numbered += 1
+            signed += m.group(2) != " "
+            code = code or line_label(text[m.end():e]) == CODE
+            cur.append((s, min(m.end(), e), e, m.group(2)))
+        elif cur:
+            hunks.append(Hunk(cur, None))
+            cur = []
+    if cur:
+        hunks.append(Hunk(cur, None))
+    return hunks if numbered >= 3 and signed and code and 2 * numbered >= nonblank else []
 
 
 # ------------------------------------------------------------------------------ JSON strings

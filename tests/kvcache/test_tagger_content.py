@@ -19,7 +19,8 @@ from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, grep_rows,
-    keyed_strings, language_candidates, line_label, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
+    keyed_strings, language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows, prefixed_rows,
+    yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -358,6 +359,26 @@ def test_diff_hunks_tag_both_sides(tagger):
     assert tag_of(text, ivs, "# a new comment").block_type == B.COMMENT
     assert tag_of(text, ivs, "diff --git").block_type in (B.TEXT, B.LOG)
     assert tag_of(text, ivs, "@@ ").block_type in (B.TEXT, B.LOG)
+
+
+def test_numbered_diff_tags_both_sides(tagger):
+    """An edit tool's result shown as a numbered diff (Claude Code: ``  12 -  old``, ``  12 +  new``, context lines
+    with a blank sign) under a line of prose: both sides are code, the numbers and signs are not; a numbered listing
+    with no sign stays a listing, and prose with numbers is not a diff."""
+    old = "    def _munge_whitespace(self, text):"
+    new = "    def _munge_whitespace(self, text, tabs=8):"
+    body = ["        if self.expand_tabs:", "            text = text.expandtabs(self.tabsize)", "        return text"]
+    rows = [f"{100:>6} - {old}", f"{100:>6} + {new}"] + [f"{101 + i:>6}   {ln}" for i, ln in enumerate(body)]
+    text = "  ⎿  Updated lib/textwrap.py with 1 addition and 1 removal\n" + "\n".join("     " + r for r in rows)
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(text, ivs)
+    assert tag_of(text, ivs, "def _munge_whitespace(self, text, tabs").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "def _munge_whitespace(self, text)").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "text = text.expandtabs").block_type in (B.FUNCTION_BODY, B.CONTROL_FLOW)
+    assert tag_of(text, ivs, "100 +").block_type == B.NONE
+    assert tag_of(text, ivs, "Updated").block_type in (B.TEXT, B.LOG)
+    listing = "\n".join(f"{i:>6}  {ln}" for i, ln in enumerate(body, 1))
+    assert numbered_hunks(listing) == [] and numbered_hunks("1 - eggs\n2 - milk\n3 - bread") == []
 
 
 def test_json_string_holding_a_file(tagger):
