@@ -10,7 +10,9 @@ mini-swe-agent observation, a JSON tool result holding the file, a diff of it, `
 the file, IPython's pretty-print of the file's ``readlines()``, the file HTML-escaped in a web UI's ``<pre><code>``, a
 terminal screen showing it (a prompt line, lines wrapped at 80 columns), a PowerShell screen showing it (CRLF line
 ends, wrapped at 120 columns), org-babel's ``#+begin_example`` result, a YAML result holding the file in a block scalar
-(the language known from the call) and a notebook's stream output (nbformat: an array of lines).
+(the language known from the call), a notebook's stream output (nbformat: an array of lines), the file as a
+Python ``repr()`` result (one line, ``\\n`` escapes) and an OpenAI Responses API output (JSON text inside a JSON
+string: the escapes doubled).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
             "  " + ln if ln.strip() else ln for ln in lines), "TOOL_OUTPUT", "python"),
         "notebook_stream_output": (json.dumps({"outputs": [{"name": "stdout", "output_type": "stream", "text": lines}]},
                                               indent=1), "TOOL_OUTPUT", None),
+        "python_repr_result": (repr(text), "TOOL_OUTPUT", None),
+        "responses_api_output": (json.dumps({"type": "function_call_output", "call_id": "call_1", "output": json.dumps(
+            {"path": "lib/argparse.py", "content": text})}), "TOOL_OUTPUT", None),
     }
 
 
