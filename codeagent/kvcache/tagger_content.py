@@ -155,8 +155,9 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
 
 
 # ------------------------------------------------------------------------------ numbered lines
-_NUMBERED = re.compile(r" *(?:[⎿└├╰] +)?(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| +)")
-"""A numbered line; a tree glyph may lead the first line of a tool's output in a terminal UI (Claude Code's ``⎿``)."""
+_GLYPH = r"(?:[⎿└├╰] +)?"
+"""A tree glyph that may lead the first line of a tool's output in a terminal UI (Claude Code's ``⎿``)."""
+_NUMBERED = re.compile(rf" *{_GLYPH}(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| +)")
 _BLAME = re.compile(r"\^?[0-9a-f]{7,40}(?: [^\s(]+)?\s+(?:\([^()\n]*?\s)?(\d+)(\) ?)")
 """``git blame``: a commit, maybe the file, maybe ``(author date``, then the line number and ``) ``."""
 
@@ -538,7 +539,7 @@ def diff_hunks(text: str, start: int, end: int) -> list[Hunk]:
     return hunks
 
 
-_NUMBERED_DIFF = re.compile(r" *(?:[⎿└├╰] +)?(\d+) ([ +\-])(?: |$)")
+_NUMBERED_DIFF = re.compile(rf" *{_GLYPH}(\d+) ([ +\-])(?: |$)")
 """A line of a numbered diff: the number, one space, the sign (a space on context lines), then the code after one
 more space (Claude Code's edit result: ``    12 +    return x``)."""
 
