@@ -27,8 +27,8 @@ from codeagent.kvcache.tagger_calls import (
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings, code_literals, code_regions, ctags_rows,
-    diff_hunks, escaped_whitespace, fence_segments, grep_rows, numbered_hunks, numbered_rows, outline_rows,
-    prefixed_rows, string_values, YamlBlock, yaml_block_rows, yaml_blocks,
+    diff_hunks, escaped_whitespace, fence_segments, grep_rows, line_strings, numbered_hunks, numbered_rows,
+    outline_rows, prefixed_rows, string_values, YamlBlock, yaml_block_rows, yaml_blocks,
 )
 from codeagent.kvcache.tagger_media import clean as clean_media, prompts
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -952,7 +952,7 @@ class StructureTagger:
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:
         """One TokenTag per token, from the interval holding the token's first non-space char; the tokens
         holding a JSON string's escaped line breaks are marked ``ends_line``."""
-        strings = sorted([*carried_strings(text), *code_literals(text)], key=lambda js: js.start)
+        strings = line_strings(text)
         return tags_for_offsets(text, offsets, self.intervals(text, info), escaped_whitespace(strings),
                                 [(js.start, js.end) for js in strings])
 

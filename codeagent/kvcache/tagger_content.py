@@ -807,6 +807,12 @@ def carried_strings(text: str) -> list[JsonString]:
     return sorted([*keyed_strings(text), *repr_strings(text)], key=lambda js: js.start)
 
 
+def line_strings(text: str) -> list[JsonString]:
+    """The strings whose escaped line breaks are a file's lines: those that carry a file or a log, and Python literals
+    passing code (``new = 'def f():\\n...'``), in text order."""
+    return sorted([*carried_strings(text), *code_literals(text)], key=lambda js: js.start)
+
+
 def escaped_whitespace(strings: Sequence[JsonString], depth: int = 2) -> list[tuple[int, int, bool]]:
     """The escapes of whitespace (``\\n``, ``\\t``, ``\\r``) in these JSON strings: (start, end, is it a line
     break), in source offsets; also those of the strings that a string's value holds in turn, ``depth`` levels
@@ -815,8 +821,8 @@ def escaped_whitespace(strings: Sequence[JsonString], depth: int = 2) -> list[tu
            for k, c in enumerate(js.value) if c in "\n\t\r" and js.offsets[k + 1] - js.offsets[k] > 1]
     for js in strings if depth > 0 else ():
         if "\\n" in js.value:
-            inner = sorted([*carried_strings(js.value), *code_literals(js.value)], key=lambda i: i.start)
-            out.extend((js.offsets[a], js.offsets[b], brk) for a, b, brk in escaped_whitespace(inner, depth - 1))
+            out.extend((js.offsets[a], js.offsets[b], brk)
+                       for a, b, brk in escaped_whitespace(line_strings(js.value), depth - 1))
     return sorted(out)
 
 
