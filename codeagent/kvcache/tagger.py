@@ -27,8 +27,8 @@ from codeagent.kvcache.tagger_calls import (
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings, code_literals, code_regions, ctags_rows,
-    diff_hunks, escaped_whitespace, fence_segments, grep_rows, line_strings, numbered_hunks, numbered_rows,
-    outline_rows, prefixed_rows, string_values, YamlBlock, yaml_block_rows, yaml_blocks,
+    diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows, line_strings, numbered_hunks, numbered_rows,
+    outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock, yaml_block_rows, yaml_blocks,
 )
 from codeagent.kvcache.tagger_media import clean as clean_media, prompts
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -781,9 +781,19 @@ _XML_CODE_PARAM = re.compile(
 
 
 
-# A row of a prefixed view: (line start, code start or -1, line end, emit); the code of all rows
-# with a code start, joined, is tagged as one text; rows that do not emit only give context.
-Row = tuple[int, int, int, bool]
+class Row(NamedTuple):
+    """A line of a prefixed view. The code of all rows with a code start, joined, is tagged as one text; rows that do
+    not emit only give context."""
+
+    start: int
+    code: int
+    """Where the line's code starts; -1 for a line without code."""
+    end: int
+    """Where the code ends: the line's end, newline included, unless a border follows it."""
+    emit: bool
+    tail: int = -1
+    """The line's end when a frame's right border (padding, a box glyph, the newline) follows the code at ``end``;
+    the joined code then ends the line with a newline of its own."""
 
 
 def _indent(line: str) -> int:
@@ -965,7 +975,7 @@ class StructureTagger:
         if language in PROSE_LANGUAGES:
             rows = numbered_rows(text)
             if rows is not None:
-                return self._rows(text, [(s, c, e, True) for s, c, e in rows],
+                return self._rows(text, [Row(s, c, e, True) for s, c, e in rows],
                                   lambda code: self._content(code, None, "prose"))
             language, default = None, "prose" if default == "code" else default
         found = prompts(text)
@@ -1100,7 +1110,7 @@ class StructureTagger:
             start = block.rows[0][0]
             out.extend(_shift(self._json_args(text[pos:start]), pos))
             shape = _argument_shape(block.key)
-            out.extend(self._rows(text, [(s, c, e, True) for s, c, e in block.rows],
+            out.extend(self._rows(text, [Row(s, c, e, True) for s, c, e in block.rows],
                                   lambda code, shape=shape: self._value(code, lang, shape)))
             pos = block.rows[-1][2]
         out.extend(_shift(self._json_args(text[pos:]), pos))
@@ -1175,20 +1185,23 @@ class StructureTagger:
         rows = yaml_block_rows(text) if default != "code" or language not in (None, "yaml") else None
         if rows is not None:  # a YAML result (even of a file view): block scalars are files, in the language named
             lang = language or call_language(text)
-            return self._rows(text, [(s, c, e, True) for s, c, e in rows],
+            return self._rows(text, [Row(s, c, e, True) for s, c, e in rows],
                               lambda code: self._shapes(code, lang, "code" if default == "prose" else default))
         rows = numbered_rows(text)
         if rows is not None:
             lang = language or self._path_language(text[: next((s for s, c, _e in rows if c >= 0), 0)])
             inner = "code" if default in ("code", "prose", "log") else default
-            return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._lines(code, lang, inner))
+            return self._rows(text, [Row(s, c, e, True) for s, c, e in rows],
+                              lambda code: self._lines(code, lang, inner))
         rows = prefixed_rows(text) if default != "code" else None
         if rows is not None:  # org-babel's short results behind ``: ``, a quoted block behind ``> ``
-            return self._rows(text, [(s, c, e, True) for s, c, e in rows], lambda code: self._content(code, language,
-                                                                                                     default))
+            return self._framed(text, rows, language, default)
         hits = grep_rows(text) or outline_rows(text) or ctags_rows(text)
         if hits is not None:
             return self._grep(text, hits, default, language)
+        rows = framed_rows(text)
+        if rows is not None:  # a box drawn around the text, a log's source label or timestamp on every line
+            return self._framed(text, rows, language, default)
         hits = bare_grep_rows(text)
         if hits is not None:  # one file's hits: its language from the call, else from a path before the first hit
             first = next(r.start for run in hits for r in run if r.code >= 0)
@@ -1198,35 +1211,42 @@ class StructureTagger:
             return self._diff(text, hunks, language, default)
         return self._lines(text, language, default)
 
-    def _rows(self, text: str, rows: list[Row], inner: Callable[[str], list[Interval]]) -> list[Interval]:
-        """A prefixed view (numbers, diff signs): tag the joined code with ``inner``, map tags back.
+    def _framed(self, text: str, rows: PrefixedRows, language: str | None, default: str) -> list[Interval]:
+        """Text behind a prefix or inside a frame, read by content as if the frame were not there."""
+        return self._rows(text, [Row(s, c, ce, True, e if ce < e else -1) for s, c, ce, e in rows],
+                          lambda code: self._content(code, language, default))
 
-        A prefix gets its line's block and depth with block type NONE; rows without code are TEXT.
+    def _rows(self, text: str, rows: list[Row], inner: Callable[[str], list[Interval]]) -> list[Interval]:
+        """A prefixed view (numbers, diff signs, a frame): tag the joined code with ``inner``, map tags back.
+
+        A prefix (and a right border) gets its line's block and depth with block type NONE; rows without code are
+        TEXT.
         """
-        code = "".join(text[c:e] for _s, c, e, _emit in rows if c >= 0)
+        code = "".join(text[r.code:r.end] + ("\n" if r.tail > r.end else "") for r in rows if r.code >= 0)
         code_ivs = _normalize(sorted(inner(code), key=itemgetter(0)), len(code)) if code else []
         out: list[Interval] = []
         j = 0
         pos = 0  # position in the joined code
-        for line_start, code_start, end, emit in rows:
-            if code_start < 0:
-                if emit:
-                    out.extend(_plan_to_intervals(text, _prose_plan(text, line_start, end), self._alloc))
+        for row in rows:
+            if row.code < 0:
+                if row.emit:
+                    out.extend(_plan_to_intervals(text, _prose_plan(text, row.start, row.end), self._alloc))
                 continue
-            stop = pos + end - code_start
+            stop = pos + row.end - row.code
             while j < len(code_ivs) - 1 and code_ivs[j][1] <= pos:
                 j += 1
-            if emit:
-                if code_ivs:
-                    line_tag = code_ivs[j][2]
-                    _emit(out, line_start, code_start,
-                          TokenTag(BlockType.NONE, line_tag.block_id, line_tag.depth))
+            if row.emit and code_ivs:
+                line_tag = code_ivs[j][2]
+                frame = TokenTag(BlockType.NONE, line_tag.block_id, line_tag.depth)
+                _emit(out, row.start, row.code, frame)
                 k = j
                 while k < len(code_ivs) and code_ivs[k][0] < stop:
                     s, e, tag = code_ivs[k]
-                    _emit(out, code_start + max(s, pos) - pos, code_start + min(e, stop) - pos, tag)
+                    _emit(out, row.code + max(s, pos) - pos, row.code + min(e, stop) - pos, tag)
                     k += 1
-            pos = stop
+                if row.tail > row.end:
+                    _emit(out, row.end, row.tail, frame)
+            pos = stop + (row.tail > row.end)
         return out
 
     def _grep(self, text: str, runs: Runs, default: str, language: str | None) -> list[Interval]:
@@ -1241,7 +1261,7 @@ class StructureTagger:
                 out.extend(_shift(self._lines(text[first.start:first.end], None, other), first.start))
                 continue
             lang = language_for_path(first.path) if first.path else language
-            out.extend(self._rows(text, [(r.start, r.code, r.end, True) for r in run],
+            out.extend(self._rows(text, [Row(r.start, r.code, r.end, True) for r in run],
                                   lambda code: self._lines(code, lang, "code")))
         return out
 
@@ -1256,7 +1276,7 @@ class StructureTagger:
             lang = lang or language
 
             def side(signs: str, emit: str) -> list[Row]:
-                return [(s, c, e, sign in emit) for s, c, e, sign in hunk.rows if sign in signs]
+                return [Row(s, c, e, sign in emit) for s, c, e, sign in hunk.rows if sign in signs]
 
             out.extend(self._rows(text, side(" +", " +"), lambda code: self._lines(code, lang, "code")))
             if any(sign == "-" for _s, _c, _e, sign in hunk.rows):

@@ -350,30 +350,63 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
     return [seg for seg in segments if seg[1] > seg[0]]
 
 
-_PREFIXES = {":": re.compile(r":(?: |$)"), ">": re.compile(r">(?!>)(?: |$)")}
+_QUOTES = {":": re.compile(r":(?: |$)"), ">": re.compile(r">(?!>)(?: |$)")}
 """Line prefixes that mark a block: org-babel's fixed-width results (``: import os``), a Markdown or e-mail quote
 (``> def f():``; a doctest's ``>>>`` is not one)."""
+_BOXES = {box: re.compile(rf" *{box}(?: |$)") for box in "\u2502\u2503\u2551"}
+"""A box's left border (a rich panel's ``│ ``)."""
+_BORDER = re.compile(r" *([\u2502\u2503\u2551]) *\r?\n?$")
+"""A box's right border: padding, the glyph, the line end."""
+_SOURCE = re.compile(r"[\w.-]+ *\| ")
+"""A log's source label before each line (``docker compose logs``: ``web-1  | ``)."""
+_STAMP = re.compile(r"\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\]? ")
+"""A timestamp before each line (a CI job's log, ``ts``, ``docker logs -t``)."""
+PrefixedRows = list[tuple[int, int, int, int]]
+"""(line start, code start, code end, line end) per line; code start -1 for a line without the prefix."""
 
 
-def prefixed_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
-    """Lines behind one prefix of ``_PREFIXES`` (org-babel's short results after ``#+RESULTS:``, a quoted block):
-    (line start, code start, line end) per line, code start -1 for a line without the prefix; None unless two or
-    more lines and at least half the non-blank ones carry it."""
+def _behind(text: str, start: int, end: int, prefix: re.Pattern[str], box: str = "") -> PrefixedRows | None:
+    """The rows of lines behind ``prefix`` (code end before the right border of ``box``), or None unless two or more
+    lines and at least half the non-blank ones carry it."""
+    rows: PrefixedRows = []
+    fixed = nonblank = 0
+    for s, e in line_spans(text, start, end):
+        line = text[s:e].rstrip("\r\n")
+        m = prefix.match(line)
+        border = _BORDER.search(text, s + m.end(), e) if m and box else None
+        rows.append((s, s + m.end(), border.start() if border and border.group(1) == box else e, e) if m
+                    else (s, -1, e, e))
+        fixed += m is not None
+        nonblank += not line.isspace() and line != ""
+    return rows if fixed >= 2 and fixed * 2 >= nonblank else None
+
+
+def prefixed_rows(text: str, start: int = 0, end: int | None = None) -> PrefixedRows | None:
+    """Lines behind one prefix of ``_QUOTES`` (org-babel's short results after ``#+RESULTS:``, a quoted block)."""
     end = len(text) if end is None else end
-    for mark, prefix in _PREFIXES.items():
-        if not text.startswith(mark, start) and "\n" + mark not in text[start:end]:  # most spans: no line opens so
-            continue
-        rows: list[tuple[int, int, int]] = []
-        fixed = nonblank = 0
-        for s, e in line_spans(text, start, end):
-            line = text[s:e].rstrip("\r\n")
-            m = prefix.match(line)
-            rows.append((s, s + m.end(), e) if m else (s, -1, e))
-            fixed += m is not None
-            nonblank += not line.isspace() and line != ""
-        if fixed >= 2 and fixed * 2 >= nonblank:
-            return rows
+    for mark, prefix in _QUOTES.items():
+        if text.startswith(mark, start) or "\n" + mark in text[start:end]:  # most spans: no line opens so
+            rows = _behind(text, start, end, prefix)
+            if rows is not None:
+                return rows
     return None
+
+
+def framed_rows(text: str, start: int = 0, end: int | None = None) -> PrefixedRows | None:
+    """Lines inside a frame: a box (``│ code   │``, code end before the right border), or behind the source label
+    or the timestamp the first non-blank line opens with (a label must be the same on the lines that carry it, a
+    timestamp's digits may change)."""
+    end = len(text) if end is None else end
+    for box, prefix in _BOXES.items():
+        if box in text[start:end]:
+            rows = _behind(text, start, end, prefix, box)
+            if rows is not None:
+                return rows
+    first = re.compile(r"[ \t\r]*\n").match(text, start, end)
+    pos = first.end() if first else start
+    label = _SOURCE.match(text, pos, end)
+    prefix = re.compile(re.escape(label.group())) if label else _STAMP if _STAMP.match(text, pos, end) else None
+    return _behind(text, start, end, prefix) if prefix else None
 
 
 @dataclass(frozen=True)

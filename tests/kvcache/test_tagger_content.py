@@ -18,9 +18,9 @@ from codeagent.kvcache.languages import language_for_fence
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, grep_rows,
-    keyed_strings, language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows, prefixed_rows,
-    yaml_block_rows,
+    CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, framed_rows,
+    grep_rows, keyed_strings, language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows,
+    prefixed_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -1134,6 +1134,53 @@ def test_html_escaped_view_tags_like_the_plain_one(tagger):
         assert tag_of(page, b, name).block_type == tag_of(plain, a, name).block_type, name
     line = "        self.width = width"
     same_tags(plain, a, plain.index(line), page, b, page.index(line), len(line))
+
+
+def _panel(title: str, rows: list[str], width: int = 100) -> str:
+    """``rows`` in a rich ``Panel`` (box-drawn, the right border padded out to ``width``)."""
+    inner = width - 4
+    top = "\u256d\u2500 " + title + " " + "\u2500" * (inner - len(title) - 1) + "\u256e"
+    body = ["\u2502 " + row.ljust(inner) + " \u2502" for row in rows]
+    return "\n".join([top, *body, "\u2570" + "\u2500" * (inner + 2) + "\u256f"])
+
+
+@pytest.mark.parametrize("frame", ["panel", "compose", "stamp", "stamp_bracket"])
+def test_views_behind_a_frame_are_read_inside_it(tagger, frame):
+    """A view drawn inside a frame: a rich panel (``│ `` before each row, the padding and `` │`` after it), a
+    ``docker compose logs`` label (``sandbox-1  | ``), a CI log's timestamp: every definition is tagged as one, the
+    frame's chars are NONE and a signature's right border is not pinned with it."""
+    lines = CODE.split("\n")
+    if frame == "panel":
+        text = _panel("textwrap.py", [f"{i:>5} \u2502 {ln}" for i, ln in enumerate(lines, 1)], width=120)
+    elif frame == "compose":
+        text = "\n".join(f"sandbox-1  | {ln}" for ln in ["+ cat textwrap.py", *lines])
+    elif frame == "stamp":
+        text = "\n".join(f"2026-11-30T14:{i // 60 % 60:02d}:{i % 60:02d}.{i * 7919 % 10**7:07d}Z {ln}"
+                         for i, ln in enumerate(lines))
+    else:
+        text = "\n".join(f"[14:{i // 60 % 60:02d}:{i % 60:02d}] {ln}" for i, ln in enumerate(lines))
+    for kind in (K.TOOL_OUTPUT, K.TEXT):
+        ivs = tagger.intervals(text, SpanInfo(kind=kind, language="python" if kind == K.TOOL_OUTPUT else None))
+        covered(text, ivs)
+        check_python(text, CODE, ivs)
+        sig = text.index("def _munge_whitespace(")
+        assert tag_at(ivs, text.rindex("\n", 0, sig) + 2).block_type == B.NONE  # inside the frame's prefix
+        if frame == "panel":
+            assert tag_at(ivs, text.index("\u2502", sig) - 1).block_type == B.NONE  # the padding before the border
+            assert tag_at(ivs, text.index("\u2502", sig)).block_type == B.NONE
+
+
+def test_frames_need_the_same_prefix_on_most_lines(tagger):
+    """A label counts only when most lines carry the same one; a Markdown table or a single boxed line is no
+    frame."""
+    table = "name | type\n---- | ----\nroot | str\nstrict | bool\n"
+    assert framed_rows(table) is None
+    mixed = "web-1  | started\ndb-1   | ready\nweb-1  | GET /\ndb-1   | vacuum\nworker-1 | idle\n"
+    assert framed_rows(mixed) is None
+    assert framed_rows("\u2502 one boxed line \u2502\nand prose after it\nand more prose\n") is None
+    rows = framed_rows(_panel("t", ["x = 1", "y = 2"]))
+    assert rows is not None and [r[1] >= 0 for r in rows] == [False, True, True, False]
+    assert [_panel("t", ["x = 1", "y = 2"])[c:ce] for _s, c, ce, _e in rows[1:3]] == ["x = 1", "y = 2"]
 
 
 def test_quoted_blocks_are_read_inside_the_quote(tagger):
