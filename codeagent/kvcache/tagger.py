@@ -781,6 +781,10 @@ _XML_CODE_PARAM = re.compile(
 
 
 
+_DEFINES = re.compile(r"^[ \t]*(?:(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+\w)", re.M)
+"""A line that opens a definition (Python, JavaScript, Go, Rust)."""
+
+
 class Row(NamedTuple):
     """A line of a prefixed view. The code of all rows with a code start, joined, is tagged as one text; rows that do
     not emit only give context."""
@@ -1150,10 +1154,22 @@ class StructureTagger:
         return out
 
     def _command_lines(self, text: str) -> list[Interval]:
+        """TOOL_CALL lines, except definitions the call carries unquoted and unfenced below its first line (``REPLACE
+        a.py`` then the code, a triple-quoted argument): read as code in the language of the path it names."""
         if not text:
             return []
-        plan = [PlanLine(s, e, BlockType.TOOL_CALL, 0, 0) for s, e in _line_spans(text, 0, len(text))]
-        return _plan_to_intervals(text, plan, self._alloc)
+        first = text.find("\n") + 1
+        below = code_regions(text, first, len(text)) if first and text.count("\n", first) >= 2 else []
+        regions = [(s, e) for s, e in below if _DEFINES.search(text, s, e)]  # not a code action's own lines
+        out: list[Interval] = []
+        pos = 0
+        for s, e in regions:
+            plan = [PlanLine(a, b, BlockType.TOOL_CALL, 0, 0) for a, b in _line_spans(text, pos, s)]
+            out.extend(_plan_to_intervals(text, plan, self._alloc))
+            out.extend(_shift(self._content(text[s:e], call_language(text), "code"), s))
+            pos = e
+        plan = [PlanLine(a, b, BlockType.TOOL_CALL, 0, 0) for a, b in _line_spans(text, pos, len(text))]
+        return out + _plan_to_intervals(text, plan, self._alloc)
 
     def _value(self, text: str, language: str | None, shape: str) -> list[Interval]:
         """A value a call or result carries, read as ``shape`` ("command": shell lines typed or run)."""

@@ -200,7 +200,30 @@ def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tup
             return None
         return [(s, m.start(2) + min(width, len(m.group(2))), e) if k else (s, -1, e)
                 for k, m, (s, _c, e) in zip(keep, matches, rows)]
-    return [(s, c, e) if k else (s, -1, e) for k, (s, c, e) in zip(keep, rows)]
+    rows = [(s, c, e) if k else (s, -1, e) for k, (s, c, e) in zip(keep, rows)]
+    return _unwrapped(text, rows, sep) if sep in "|\u2502" else rows
+
+
+def _unwrapped(text: str, rows: list[tuple[int, int, int]], sep: str) -> list[tuple[int, int, int]]:
+    """Rows with a line that a display wrapped (bat, a panel: the rest on the next row behind a blank gutter,
+    ``      │ rest``, its code in the same column) joined: the wrapped row ends before its line break, and the next row
+    starts at it, so the joined code holds the line whole and the break and the gutter are the next row's prefix."""
+    out = list(rows)
+    gutter = re.compile(rf" +{re.escape(sep)} ?")
+    column = -1  # code column of the row above, when that row holds code
+    for i, (s, c, e) in enumerate(rows):
+        if c >= 0:
+            column = c - s
+            continue
+        m = gutter.match(text, s, e)
+        if column < 0 or not m or m.end() - s != column or i == 0:
+            column = -1
+            continue
+        ps, pc, pe = out[i - 1]
+        brk = pe - (2 if text.startswith("\r\n", pe - 2) else 1)
+        out[i - 1] = (ps, pc, brk)
+        out[i] = (brk, m.end(), e)
+    return out
 
 
 # ------------------------------------------------------------------------------ YAML block scalars

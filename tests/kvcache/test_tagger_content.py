@@ -809,6 +809,23 @@ def test_code_carried_in_xml_parameters(tagger, call):
     assert tag_of(call, ivs, "<path>" if "<path>" in call else "<parameter").block_type == B.TOOL_CALL
 
 
+@pytest.mark.parametrize("call", [
+    f"REPLACE pkg/mod.py\n{NEW_DEF}\nEND",
+    f"patch('pkg/mod.py', \"\"\"\nimport os\n\n{NEW_DEF}\n\"\"\")",
+], ids=["block", "triple_quoted"])
+def test_definition_carried_unquoted_in_a_call(tagger, call):
+    """A call span whose first line is the command and whose next lines are the definition it writes (a custom
+    ``REPLACE path``/``END`` block, a triple-quoted argument): the definition is code in the path's language, the
+    command stays TOOL_CALL; a multi-line command with no definition stays a call."""
+    ivs = tagger.intervals(call, SpanInfo(kind=K.TOOL_CALL))
+    covered(call, ivs)
+    assert tag_of(call, ivs, "build(root, strict").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(call, ivs, "return os.path").block_type == B.FUNCTION_BODY
+    assert tag_of(call, ivs, call.split("\n")[0]).block_type == B.TOOL_CALL
+    script = "set -e\ncd /repo\npip install -e .\npython -m pytest -x tests/test_mod.py\n"
+    assert {t.block_type for _s, _e, t in tagger.intervals(script, SpanInfo(kind=K.TOOL_CALL))} == {B.TOOL_CALL}
+
+
 @pytest.mark.parametrize("action", [
     f"Thought: I will replace it.\nCode:\n```py\nnew_code = '''{NEW_DEF}'''\nreplace_definition('pkg/mod.py', new_code)\n"
     "```<end_code>",
@@ -870,14 +887,18 @@ def test_code_fed_to_a_command_through_a_heredoc(tagger, call):
 
 
 def test_heredocs_that_hold_no_code(tagger):
-    """A commit message fed through a heredoc is not code, an unclosed heredoc is left to the command lines, and a
-    shell fence other than bash inside a call is the call's commands."""
+    """A commit message fed through a heredoc is not code, and a shell fence other than bash inside a call is the
+    call's commands. An unclosed heredoc is no heredoc: the definition under it is read by content, as under any
+    command line."""
     for call in ("```bash\ngit commit -F - <<'EOF'\nFix the parser for empty input\n\nIt used to crash.\nEOF\n```",
-                 f"cat > pkg/mod.py <<'EOF'\n{NEW_DEF}\n",
                  "```powershell\nGet-Content src\\pkg\\mod.py | Select-Object -First 40\n```"):
         ivs = tagger.intervals(call, SpanInfo(kind=K.TOOL_CALL))
         covered(call, ivs)
         assert not [call[s:e] for s, e, t in ivs if t.block_type in SIGNATURES]
+    unclosed = f"cat > pkg/mod.py <<'EOF'\n{NEW_DEF}\n"
+    ivs = tagger.intervals(unclosed, SpanInfo(kind=K.TOOL_CALL))
+    assert tag_of(unclosed, ivs, "cat >").block_type == B.TOOL_CALL
+    assert tag_of(unclosed, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
 
 
 def test_apply_patch_envelope_is_a_diff(tagger):
@@ -1168,6 +1189,27 @@ def test_views_behind_a_frame_are_read_inside_it(tagger, frame):
         if frame == "panel":
             assert tag_at(ivs, text.index("\u2502", sig) - 1).block_type == B.NONE  # the padding before the border
             assert tag_at(ivs, text.index("\u2502", sig)).block_type == B.NONE
+
+
+def test_a_wrapped_numbered_line_is_joined(tagger):
+    """A view whose display wrapped long lines (bat, a panel: the rest behind a blank gutter in the code column): the
+    joined code holds each line whole, so a docstring cut by the wrap still closes where it does."""
+    lines = CODE.split("\n")
+    width = 30
+    rows = [f"{i if k == 0 else '':>4} \u2502 {ln[k:k + width]}" for i, ln in enumerate(lines, 1)
+            for k in range(0, max(len(ln), 1), width)]
+    text = "\n".join(rows)
+    got = numbered_rows(text)
+    assert got is not None
+    assert "".join(text[c:e] for _s, c, e in got if c >= 0) == CODE
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT, language="python"))
+    covered(text, ivs)
+    check_python(text, CODE, ivs)
+    plain = tagger.intervals(CODE, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    for needle in ("class TextWrapper", "def _munge_whitespace", "self.width = width"):
+        assert tag_of(text, ivs, needle).block_type == tag_of(CODE, plain, needle).block_type, needle
+    aside = numbered_rows("  1 \u2502 x = 1\n  2 \u2502 y = 2\n  \u2502 note\n  3 \u2502 z = 3\n")
+    assert aside is not None and aside[2][1] == -1 and aside[1][2] == aside[2][0]  # not in the code column: no wrap
 
 
 def test_frames_need_the_same_prefix_on_most_lines(tagger):
