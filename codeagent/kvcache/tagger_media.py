@@ -104,6 +104,31 @@ def clean_html(text: str) -> Cleaned | None:
     return _rewrite(text, _HTML, _html_piece)
 
 
+_XML = re.compile(rf"(?P<cdata><!\[CDATA\[|\]\]>)|(?P<entity>{_ENTITY})|(?P<tag><[?!/]?[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/?>)")
+_XML_DECL = re.compile(r"\s*<\?xml\b")
+
+
+def _xml_piece(m: re.Match[str]) -> str:
+    return html.unescape(m.group("entity")) if m.group("entity") is not None else ""
+
+
+def clean_xml(text: str) -> Cleaned | None:
+    """An XML document (a JUnit report, ``<?xml`` first) holding text: the tags and CDATA marks removed, the entities
+    decoded, so a test log or a file inside reads as itself. Entities inside a CDATA section are its own text and
+    stay."""
+    if not _XML_DECL.match(text):
+        return None
+    edits: list[tuple[int, int, str]] = []
+    in_cdata = False
+    for m in _XML.finditer(text):
+        if m.group("cdata") is not None:
+            in_cdata = m.group("cdata") == "<![CDATA["
+        elif in_cdata:
+            continue
+        edits.append((m.start(), m.end(), _xml_piece(m)))
+    return _splice(text, edits)
+
+
 # ------------------------------------------------------------------------------ a terminal screen
 PROMPT = re.compile(
     r"^(?:(?:\([\w.\-]+\) )?[\w.\-]+@[\w.\-]+(?::[^\n#$]{0,200}[#$]| [\w.\-~/]{1,200} ?[%>#$]) "
@@ -204,10 +229,10 @@ def clean_terminal(text: str) -> Cleaned | None:
 
 
 def clean(text: str) -> Cleaned | None:
-    """``text`` cleaned of every medium found in it (colours, then HTML, then a terminal's wraps), or None when
-    none was."""
+    """``text`` cleaned of every medium found in it (colours, then HTML or XML, then a terminal's wraps), or None
+    when none was."""
     out: Cleaned | None = None
-    for step in (clean_ansi, clean_html, clean_terminal):
+    for step in (clean_ansi, clean_html, clean_xml, clean_terminal):
         got = step(out[0] if out else text)
         if got is not None:
             out = got if out is None else (got[0], compose(out[1], got[1]))

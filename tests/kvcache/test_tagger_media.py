@@ -7,7 +7,7 @@ import html
 import textwrap
 from pathlib import Path
 
-from codeagent.kvcache.tagger_media import clean, clean_ansi, clean_html, clean_terminal, prompts
+from codeagent.kvcache.tagger_media import clean, clean_ansi, clean_html, clean_terminal, clean_xml, prompts
 
 SOURCE = Path(textwrap.__file__).read_text()
 PROMPT = "root@4c1d8e2a9b7f:/app# "
@@ -48,6 +48,22 @@ def test_html_left_alone_where_it_is_not_an_escaped_page():
     assert clean_html(docstring) is None  # a file whose docstring shows HTML
     assert clean_html("<p>Use <code>read(path)</code> to read a file.</p>") is None  # no escaped text
     assert clean(docstring) is None
+
+
+def test_xml_report_read_as_its_text():
+    """A JUnit report (``pytest --junitxml``): tags and attributes gone, entities decoded, a CDATA section's text kept
+    as it is (its ``&lt;`` is its own)."""
+    log = "    def test_parse():\n>       assert parse('a<b') == {\"a\": 1}\nE       AssertionError\n"
+    text = ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" failures="1">'
+            f'<testcase classname="tests.test_p" name="test_parse"><failure message="AssertionError: x &lt; y">'
+            f'{html.escape(log)}</failure><system-out><![CDATA[a &lt; b\n]]></system-out></testcase></testsuite>'
+            "</testsuites>")
+    got = clean_xml(text)
+    maps_back(text, got)
+    plain, back = got
+    assert plain == log + "a &lt; b\n"
+    assert text[back[plain.index(">       assert")]:].startswith("&gt;       assert")
+    assert clean_xml(log) is None and clean_xml("<p>x &lt; y</p>") is None  # no XML declaration: not a document
 
 
 def test_terminal_wraps_joined_and_continuation_prompts_removed():
