@@ -22,7 +22,10 @@ inside ``<file>`` tags), ``apijson`` (Anthropic API ``tool_result`` blocks holdi
 (whole files read as new-file diffs, edits sent to ``git apply``). Round 23: ``respapi`` (OpenAI Responses API items:
 arguments and outputs JSON inside JSON strings), ``claudeterm`` (Claude Code's terminal screen: ``⏺ Bash(...)``,
 output under ``⎿``), ``pyrepr`` (results shown as Python ``repr()``: a file on one line), ``lineobjs`` (a file as
-compact JSON, one object per line).
+compact JSON, one object per line). Round 24: ``repomix`` (files pasted as a repomix pack: ``File: PATH`` between
+``====`` rules), ``compose`` (results as ``docker compose logs``: ``sandbox-1  | `` before every line), ``richpanel``
+(a rich TUI: views in a box-drawn panel, right border padded out, long lines wrapped under a blank gutter),
+``junit`` (test runs reported as JUnit XML, edits as ``REPLACE PATH``/``END`` blocks).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
@@ -36,6 +39,8 @@ compact JSON, one object per line).
         apijson,gitdiff,own
     PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 89 1 next_line,next_line_raw,signature_recall,session \
         respapi,claudeterm,pyrepr,lineobjs,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 101 1 next_line,next_line_raw,signature_recall,session \
+        repomix,compose,richpanel,junit,own
 """
 
 from __future__ import annotations
@@ -844,13 +849,126 @@ class LineObjs(S.Style):
             self.add("tool", "tool_output", '{"replaced":true}', sub)
 
 
+class Repomix(S.Style):
+    """Files packed by repomix's plain output (``====`` rules around ``File: PATH``, the file raw below) and pasted
+    by the user; commands and their output in plain user/assistant turns; edits as a ``File:`` block of the new
+    definition."""
+    system = ("You are a senior engineer. The user pastes code packed with repomix and command output; answer with the "
+              "next command to run, or with the changed definition as a File: block.")
+    RULE = "=" * 16
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"Please pack `{path}` (lines {start}-{end}).", sub)
+        self.add("user", "text", f"This file is a merged representation of a subset of the codebase, packed by "
+                 f"Repomix.\n\n{self.RULE}\nFile: {path}\n{self.RULE}\n{content}\n", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"Run `{command}` and paste the output.", sub)
+        self.add("user", "text", f"$ {command}\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"{self.RULE}\nFile: {path}\n{self.RULE}\n{code}\n", sub)
+        if result is not None:
+            self.add("user", "text", "Applied.", sub)
+
+
+class Compose(S.Style):
+    """An agent whose tools run in a docker compose service and come back as ``docker compose logs`` output: every
+    line behind the service's ``sandbox-1  | `` prefix, the command echoed first with ``+ `` (``set -x``)."""
+    system = ("You are a repair agent working inside a docker compose sandbox. Send one shell command per turn; you "
+              "receive the service's log lines. Keep fixes minimal and keep public signatures.")
+
+    @staticmethod
+    def _log(command, out):
+        return "\n".join(f"sandbox-1  | {ln}" for ln in [f"+ {command}", *out.split("\n")])
+
+    def view(self, path, start, end, content, sub):
+        cmd = f"sed -n '{start},{end}p' {path}"
+        self.add("assistant", "tool_call", f"docker compose exec sandbox {cmd}", sub)
+        self.add("tool", "tool_output", self._log(cmd, content), sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"docker compose exec sandbox {command}", sub)
+        self.add("tool", "tool_output", self._log(command, log), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", f"docker compose exec -T sandbox python tools/replace_def.py {path} "
+                 f"<<'EOF'\n{code}\nEOF", sub)
+        if result is not None:
+            self.add("tool", "tool_output", self._log(f"python tools/replace_def.py {path}", "replaced 1 definition"),
+                     sub)
+
+
+class RichPanel(S.Style):
+    """A terminal agent built on rich: a file shown with line numbers inside a ``Panel`` titled by the path
+    (``│   12 │ code ... │``, the right border padded out, a long line's rest under a blank gutter), command output
+    in a panel titled by the command."""
+    system = ("You are a terminal coding assistant. Tools: show(path, start, end), shell(cmd), patch(path, code). "
+              "Outputs are drawn as panels; read them carefully before you act.")
+    WIDTH = 80
+
+    def _panel(self, title, rows):
+        inner = self.WIDTH - 4
+        out = ["\u256d\u2500 " + title + " " + "\u2500" * max(0, inner - len(title) - 1) + "\u256e"]
+        for row in rows:
+            for i in range(0, max(len(row), 1), inner):
+                out.append("\u2502 " + row[i:i + inner].ljust(inner) + " \u2502")
+        out.append("\u2570" + "\u2500" * (inner + 2) + "\u256f")
+        return "\n".join(out)
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", f"show({path!r}, {start}, {end})", sub)
+        width = self.WIDTH - 12  # rich's word wrap: the rest of a long line under a blank gutter
+        rows = [f"{start + i if k == 0 else '':>5} \u2502 {ln[k:k + width]}"
+                for i, ln in enumerate(content.split("\n")) for k in range(0, max(len(ln), 1), width)]
+        self.add("tool", "tool_output", self._panel(path, rows), sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"shell({command!r})", sub)
+        self.add("tool", "tool_output", self._panel(command[:60], log.split("\n")), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        quote = "\'\'\'" if '"""' in code else '"""'
+        self.add("assistant", "tool_call", f"patch({path!r}, {quote}\n{code}\n{quote})", sub)
+        if result is not None:
+            self.add("tool", "tool_output", self._panel("patch", [f"\u2714 {path} updated"]), sub)
+
+
+class JUnit(S.Style):
+    """An agent whose test runs report JUnit XML (``pytest --junitxml=/dev/stdout``: failures as ``<failure>``
+    elements, text XML-escaped), files read with ``nl -ba`` (``N`` right-aligned in six columns and a tab), edits
+    sent as ``REPLACE PATH`` / code / ``END`` blocks."""
+    system = ("You are an automated maintainer. Reply with one command per turn. Tests report JUnit XML; file views "
+              "come from nl -ba. To change a definition send REPLACE <path> on its own line, the code, then END.")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", f"nl -ba {path} | sed -n '{start},{end}p'", sub)
+        self.add("tool", "tool_output", S._numbered(content, start, "{n:>6}\t{line}"), sub)
+
+    def run(self, command, log, sub):
+        fails = S._exit_code(log)
+        body = html.escape(log, quote=True)
+        xml = (f'<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
+               f'failures="{fails}" skipped="0" tests="1"><testcase classname="tests" name="run">'
+               + (f'<failure message="see output">{body}</failure>' if fails else f"<system-out>{body}</system-out>")
+               + "</testcase></testsuite></testsuites>")
+        self.add("assistant", "tool_call", f"{command} --junitxml=/dev/stdout -q", sub)
+        self.add("tool", "tool_output", xml, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", f"REPLACE {path}\n{code}\nEND", sub)
+        if result is not None:
+            self.add("tool", "tool_output", "OK", sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
                   blame=Blame, yamlres=YamlRes, notebook=Notebook,
                   cursor=Cursor, copilot=Copilot, lessn=LessN, gojson=GoJson,
                   apijson=ApiJson, gitdiff=GitDiff,
-                  respapi=RespApi, claudeterm=ClaudeTerm, pyrepr=PyRepr, lineobjs=LineObjs)
+                  respapi=RespApi, claudeterm=ClaudeTerm, pyrepr=PyRepr, lineobjs=LineObjs,
+                  repomix=Repomix, compose=Compose, richpanel=RichPanel, junit=JUnit)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
