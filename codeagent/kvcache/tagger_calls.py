@@ -52,9 +52,11 @@ CODE_ACTION = re.compile(r"^[ \t]*(`{3,})[ \t]*(?:py|python)?[ \t]*\n.*?^[ \t]*\
 """A code action (smolagents): a Python fence closed by ``<end_code>``; the code is the call."""
 _API_CALL = re.compile(r"^[ \t]*(?:print\()?default_api\.\w+\(.*\)[ \t]*$", re.MULTILINE)
 """Gemini's calls written as Python: ``print(default_api.read_file(path="x"))``."""
-_UI_CALL = re.compile(r"^[ \t]*[⏺●] ?[A-Z]\w*\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*$", re.MULTILINE)
-"""A call as a terminal UI shows it (Claude Code's ``⏺ Bash(pytest -q)``, ``⏺ Read(src/a.py)``): a bullet, then a
-capitalised tool name and its argument on one line (the bullet before prose is not a call)."""
+_UI_CALL = re.compile(r"""^[ \t]*[⏺●] ?[A-Z]\w*\((?:"[^"\n]*"|'[^'\n]*'|[^()\n"']|\([^()\n]*\))*\)[ \t]*$""",
+                      re.MULTILINE)
+"""A call as a terminal UI shows it (Claude Code's ``⏺ Bash(pytest -q)``, ``⏺ Read(src/a.py)``,
+``⏺ Search(pattern: "build(", path: "pkg")``): a bullet, then a capitalised tool name and its argument on one line,
+quoted parts holding any brackets (the bullet before prose is not a call)."""
 _CODE_USE = re.compile(r"\s*\w+[ \t]*[(=.]")
 """A command word used as code: called, assigned or an attribute's owner."""
 _JSON_CALL_KEYS = ("name", "function", "tool", "tool_calls", "tool_use", "arguments", "input", "command", "action")

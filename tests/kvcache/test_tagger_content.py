@@ -753,6 +753,7 @@ CALLS = {
                    '```<end_code>', "pkg/mod.py"),
     "gemini_python": ('print(default_api.read_file(absolute_path="/repo/pkg/mod.py"))', "/repo/pkg/mod.py"),
     "terminal_ui": ("⏺ Bash(cat -n pkg/mod.py | sed -n '19,80p')", "pkg/mod.py"),
+    "terminal_ui_search": ('⏺ Search(pattern: "build(", path: "pkg/mod.py")', "pkg/mod.py"),
 }
 
 
