@@ -384,6 +384,7 @@ _SOURCE = re.compile(r"[\w.-]+ *\| ")
 """A log's source label before each line (``docker compose logs``: ``web-1  | ``)."""
 _STAMP = re.compile(r"\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\]? ")
 """A timestamp before each line (a CI job's log, ``ts``, ``docker logs -t``)."""
+_BLANK_LINES = re.compile(r"(?:[ \t\r]*\n)*")
 PrefixedRows = list[tuple[int, int, int, int]]
 """(line start, code start, code end, line end) per line; code start -1 for a line without the prefix."""
 
@@ -425,7 +426,7 @@ def framed_rows(text: str, start: int = 0, end: int | None = None) -> PrefixedRo
             rows = _behind(text, start, end, prefix, box)
             if rows is not None:
                 return rows
-    first = re.compile(r"[ \t\r]*\n").match(text, start, end)
+    first = _BLANK_LINES.match(text, start, end)
     pos = first.end() if first else start
     label = _SOURCE.match(text, pos, end)
     prefix = re.compile(re.escape(label.group())) if label else _STAMP if _STAMP.match(text, pos, end) else None

@@ -104,7 +104,8 @@ def clean_html(text: str) -> Cleaned | None:
     return _rewrite(text, _HTML, _html_piece)
 
 
-_XML = re.compile(rf"(?P<cdata><!\[CDATA\[|\]\]>)|(?P<entity>{_ENTITY})|(?P<tag><[?!/]?[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/?>)")
+_XML = re.compile(rf"(?P<cdata><!\[CDATA\[|\]\]>)|(?P<entity>{_ENTITY})"
+                  r"|(?P<tag><[?!/]?[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/?>)")
 _XML_DECL = re.compile(r"\s*<\?xml\b")
 
 
@@ -113,10 +114,10 @@ def _xml_piece(m: re.Match[str]) -> str:
 
 
 def clean_xml(text: str) -> Cleaned | None:
-    """An XML document (a JUnit report, ``<?xml`` first) holding text: the tags and CDATA marks removed, the entities
-    decoded, so a test log or a file inside reads as itself. Entities inside a CDATA section are its own text and
-    stay."""
-    if not _XML_DECL.match(text):
+    """An XML document (a JUnit report, ``<?xml`` first) holding escaped text (two entities or a CDATA section): the
+    tags and CDATA marks removed, the entities decoded, so a test log or a file inside reads as itself. Entities
+    inside a CDATA section are its own text and stay. A document of markup alone (``pom.xml``) stays as it is."""
+    if not _XML_DECL.match(text) or ("<![CDATA[" not in text and len(_ENTITIES.findall(text, 0, 200_000)) < 2):
         return None
     edits: list[tuple[int, int, str]] = []
     in_cdata = False

@@ -64,6 +64,8 @@ def test_xml_report_read_as_its_text():
     assert plain == log + "a &lt; b\n"
     assert text[back[plain.index(">       assert")]:].startswith("&gt;       assert")
     assert clean_xml(log) is None and clean_xml("<p>x &lt; y</p>") is None  # no XML declaration: not a document
+    pom = '<?xml version="1.0"?>\n<project>\n  <groupId>org.example</groupId>\n  <name>a &amp; b</name>\n</project>\n'
+    assert clean_xml(pom) is None  # markup, one entity: a file of its own, not a carrier of text
 
 
 def test_terminal_wraps_joined_and_continuation_prompts_removed():
