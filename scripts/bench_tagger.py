@@ -11,8 +11,10 @@ the file, IPython's pretty-print of the file's ``readlines()``, the file HTML-es
 terminal screen showing it (a prompt line, lines wrapped at 80 columns), a PowerShell screen showing it (CRLF line
 ends, wrapped at 120 columns), org-babel's ``#+begin_example`` result, a YAML result holding the file in a block scalar
 (the language known from the call), a notebook's stream output (nbformat: an array of lines), the file as a
-Python ``repr()`` result (one line, ``\\n`` escapes) and an OpenAI Responses API output (JSON text inside a JSON
-string: the escapes doubled).
+Python ``repr()`` result (one line, ``\\n`` escapes), an OpenAI Responses API output (JSON text inside a JSON
+string: the escapes doubled), a numbered view in a rich panel (box borders, right border padded out, long lines
+wrapped under a blank gutter), ``docker compose logs`` (a source label on every line) and a JUnit XML report holding
+the file (escaped).
 """
 
 from __future__ import annotations
@@ -71,6 +73,14 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
         "python_repr_result": (repr(text), "TOOL_OUTPUT", None),
         "responses_api_output": (json.dumps({"type": "function_call_output", "call_id": "call_1", "output": json.dumps(
             {"path": "lib/argparse.py", "content": text})}), "TOOL_OUTPUT", None),
+        "rich_panel_wrapped": ("\n".join(["\u256d\u2500 lib/argparse.py " + "\u2500" * 62 + "\u256e", *(
+            "\u2502 " + f"{i if k == 0 else '':>5} \u2502 {ln.rstrip(chr(10))[k:k + 68]}".ljust(76) + " \u2502"
+            for i, ln in enumerate(lines, 1) for k in range(0, max(len(ln.rstrip(chr(10))), 1), 68)),
+            "\u2570" + "\u2500" * 78 + "\u256f"]), "TOOL_OUTPUT", None),
+        "compose_log_labels": ("".join(f"sandbox-1  | {ln}" for ln in lines), "TOOL_OUTPUT", None),
+        "junit_xml_report": ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest"><testcase '
+                             f'name="t"><system-out>{html.escape(text)}</system-out></testcase></testsuite>'
+                             "</testsuites>", "TOOL_OUTPUT", None),
     }
 
 
