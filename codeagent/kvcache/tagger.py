@@ -298,6 +298,11 @@ class _OpenDef(NamedTuple):
     depth: int
 
 
+def _opens_definition(text: str, start: int, end: int) -> bool:
+    """A line of text[start:end] opens a function or a class, by the line heuristics of ``_heuristic_plan``."""
+    return any(_H_SIGNATURE.match(text, s, e) or _H_CLASS.match(text, s, e) for s, e in _line_spans(text, start, end))
+
+
 def _heuristic_plan(text: str, start: int, end: int) -> LinePlan:
     """Line plan for code without a grammar: keyword regexes for types, indentation for depth and blocks."""
     spans = _line_spans(text, start, end)
@@ -781,10 +786,6 @@ _XML_CODE_PARAM = re.compile(
 
 
 
-_DEFINES = re.compile(r"^[ \t]*(?:(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn)\s+\w)", re.M)
-"""A line that opens a definition (Python, JavaScript, Go, Rust)."""
-
-
 class Row(NamedTuple):
     """A line of a prefixed view. The code of all rows with a code start, joined, is tagged as one text; rows that do
     not emit only give context."""
@@ -1160,16 +1161,20 @@ class StructureTagger:
             return []
         first = text.find("\n") + 1
         below = code_regions(text, first, len(text)) if first and text.count("\n", first) >= 2 else []
-        regions = [(s, e) for s, e in below if _DEFINES.search(text, s, e)]  # not a code action's own lines
+        regions = [(s, e) for s, e in below if _opens_definition(text, s, e)]  # not a code action's own lines
+        lang = call_language(text) if regions else None
+
+        def calls(lo: int, hi: int) -> list[Interval]:
+            plan = [PlanLine(a, b, BlockType.TOOL_CALL, 0, 0) for a, b in _line_spans(text, lo, hi)]
+            return _plan_to_intervals(text, plan, self._alloc)
+
         out: list[Interval] = []
         pos = 0
         for s, e in regions:
-            plan = [PlanLine(a, b, BlockType.TOOL_CALL, 0, 0) for a, b in _line_spans(text, pos, s)]
-            out.extend(_plan_to_intervals(text, plan, self._alloc))
-            out.extend(_shift(self._content(text[s:e], call_language(text), "code"), s))
+            out.extend(calls(pos, s))
+            out.extend(_shift(self._content(text[s:e], lang, "code"), s))
             pos = e
-        plan = [PlanLine(a, b, BlockType.TOOL_CALL, 0, 0) for a, b in _line_spans(text, pos, len(text))]
-        return out + _plan_to_intervals(text, plan, self._alloc)
+        return out + calls(pos, len(text))
 
     def _value(self, text: str, language: str | None, shape: str) -> list[Interval]:
         """A value a call or result carries, read as ``shape`` ("command": shell lines typed or run)."""

@@ -216,7 +216,7 @@ def _unwrapped(text: str, rows: list[tuple[int, int, int]], sep: str) -> list[tu
             column = c - s
             continue
         m = gutter.match(text, s, e)
-        if column < 0 or not m or m.end() - s != column or i == 0:
+        if column < 0 or not m or m.end() - s != column:
             column = -1
             continue
         ps, pc, pe = out[i - 1]
@@ -422,7 +422,7 @@ def framed_rows(text: str, start: int = 0, end: int | None = None) -> PrefixedRo
     timestamp's digits may change)."""
     end = len(text) if end is None else end
     for box, prefix in _BOXES.items():
-        if box in text[start:end]:
+        if text.find(box, start, end) >= 0:
             rows = _behind(text, start, end, prefix, box)
             if rows is not None:
                 return rows

@@ -79,6 +79,11 @@ _CODE_TAG = re.compile(r"<(?:pre|code)\b[^>]*>", re.IGNORECASE)
 _LANG_CLASS = re.compile(r"""class=["'][^"']*?\b(?:language|lang)-([\w+#.-]+)""", re.IGNORECASE)
 
 
+def _escapes(text: str) -> bool:
+    """The text holds escaped text: at least two entities (in its first 200K chars)."""
+    return len(_ENTITIES.findall(text, 0, 200_000)) >= 2
+
+
 def _html_piece(m: re.Match[str]) -> str:
     if m.group("open") is not None:
         lang = _LANG_CLASS.search(m.group("attrs") or m.group("open"))
@@ -99,7 +104,7 @@ def clean_html(text: str) -> Cleaned | None:
     tag and holds a ``<pre>`` or ``<code>`` element and at least two escaped entities is read so: a file whose
     docstrings show HTML (``<div>this &lt;div&gt; ...``) stays as it is."""
     if (not _OPENS_WITH_TAG.match(text) or "&" not in text or not _CODE_TAG.search(text)
-            or len(_ENTITIES.findall(text, 0, 200_000)) < 2):
+            or not _escapes(text)):
         return None
     return _rewrite(text, _HTML, _html_piece)
 
@@ -117,7 +122,7 @@ def clean_xml(text: str) -> Cleaned | None:
     """An XML document (a JUnit report, ``<?xml`` first) holding escaped text (two entities or a CDATA section): the
     tags and CDATA marks removed, the entities decoded, so a test log or a file inside reads as itself. Entities
     inside a CDATA section are its own text and stay. A document of markup alone (``pom.xml``) stays as it is."""
-    if not _XML_DECL.match(text) or ("<![CDATA[" not in text and len(_ENTITIES.findall(text, 0, 200_000)) < 2):
+    if not _XML_DECL.match(text) or ("<![CDATA[" not in text and not _escapes(text)):
         return None
     edits: list[tuple[int, int, str]] = []
     in_cdata = False
