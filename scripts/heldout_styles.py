@@ -48,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -961,6 +962,109 @@ class JUnit(S.Style):
             self.add("tool", "tool_output", "OK", sub)
 
 
+_ESC = "\x1b["
+_PY_WORDS = re.compile(r"(#[^\n]*)|(\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')|\b(def|class|return|if|elif|else|for|"
+                       r"while|import|from|try|except|raise|yield|lambda|None|True|False)\b|\b(\d+)\b")
+_PY_COLOURS = ("90", "33", "35", "36")
+
+
+def _highlight(line: str) -> str:
+    """``line`` coloured the way ``bat --color=always`` colours Python: comments, strings, keywords, numbers."""
+    def paint(m):
+        group = m.lastindex
+        return f"{_ESC}{_PY_COLOURS[group - 1]}m{m.group(0)}{_ESC}m"
+    return _PY_WORDS.sub(paint, line)
+
+
+def _colour_log(log: str) -> str:
+    """A pytest log as ``--color=yes`` prints it: error lines bold red, summary words coloured."""
+    out = []
+    for line in log.split("\n"):
+        if line.startswith("E ") or line.startswith("FAILED"):
+            line = f"{_ESC}1m{_ESC}31m{line}{_ESC}0m"
+        elif line.startswith("_") or line.startswith("="):
+            line = f"{_ESC}31m{_ESC}1m{line}{_ESC}0m"
+        out.append(re.sub(r"\b(\d+ passed)\b", f"{_ESC}32m\\1{_ESC}0m", line))
+    return "\n".join(out)
+
+
+class Ansi(S.Style):
+    """A terminal captured with its colours (``tmux capture-pane -e``): the prompt coloured, files read with ``bat
+    --color=always --style=numbers`` (a grey line number, then the code with ANSI colour codes around keywords,
+    strings and comments), pytest run with ``--color=yes``."""
+    system = ("You drive a colour terminal through tmux. Send one shell command per turn in a ```sh fence; the reply "
+              "is the pane's content with its escape codes.")
+    prompt = f"{_ESC}01;32mdev@box{_ESC}00m:{_ESC}01;34m~/repo{_ESC}00m$ "
+
+    def _pane(self, command, out, sub):
+        self.add("assistant", "tool_call", f"```sh\n{command}\n```", sub)
+        if out is not None:
+            self.add("tool", "tool_output", f"{self.prompt}{command}\n{out}\n{self.prompt}", sub)
+
+    def view(self, path, start, end, content, sub):
+        rows = [f"{_ESC}90m{start + i:>4}{_ESC}m {_highlight(ln)}" for i, ln in enumerate(content.split("\n"))]
+        self._pane(f"bat --color=always --style=numbers -r {start}:{end} {path}", "\n".join(rows), sub)
+
+    def run(self, command, log, sub):
+        self._pane(f"{command} --color=yes", _colour_log(log), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._pane(f"python tools/replace_def.py {path} <<'EOF'\n{code}\nEOF",
+                   None if result is None else f"{_ESC}32mreplaced{_ESC}0m 1 definition in {path}", sub)
+
+
+class MdIndent(S.Style):
+    """A chat UI's export as Markdown with indented code blocks (four spaces, no fences): each call a bold tool name
+    and its argument in backticks, each result indented under it; edits written the same way."""
+    system = "You are a helpful coding assistant with tools read_file, run and replace. Results are shown as Markdown."
+
+    @staticmethod
+    def _indent(text):
+        return "\n".join(("    " + ln) if ln else "" for ln in text.split("\n"))
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", f"**read_file** `{path}` lines {start}-{end}", sub)
+        self.add("tool", "tool_output", f"Contents of `{path}`:\n\n{self._indent(content)}\n", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"**run** `{command}`", sub)
+        self.add("tool", "tool_output", f"Output:\n\n{self._indent(log)}\n", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", f"**replace** `{path}` with:\n\n{self._indent(code)}\n", sub)
+        if result is not None:
+            self.add("tool", "tool_output", f"Replaced a definition in `{path}`.", sub)
+
+
+class Pdb(S.Style):
+    """A debugger agent in the manner of debug-gym: JSON tool calls (``pdb``, ``view``, ``rewrite``, ``eval``), files
+    listed by pdb's ``list`` (``N`` in three columns, a ``B`` for a breakpoint, ``->`` at the current line, a tab,
+    then the code), tests run under ``pytest --pdb`` so a failure ends at a ``(Pdb)`` prompt."""
+    system = ("You are a debugging agent. Tools: pdb(command), view(path), rewrite(path, start, end, new_code), "
+              "eval(). Use the debugger to find the bug before you rewrite any code.")
+
+    def _call(self, name, args, sub):
+        self.add("assistant", "tool_call", json.dumps({"name": name, "arguments": args}), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("pdb", {"command": f"b {path}:{start + 2}"}, sub)
+        self.add("tool", "tool_output", f"Breakpoint 1 at /testbed/{path}:{start + 2}", sub)
+        self._call("pdb", {"command": f"l {start}, {end}"}, sub)
+        rows = [f"{str(start + i).rjust(3):<4}{'B' if i == 2 else ' '}{'->' if i == 3 else '  '}\t{ln}"
+                for i, ln in enumerate(content.split("\n"))]
+        self.add("tool", "tool_output", f"(Pdb) l {start}, {end}\n" + "\n".join(rows) + "\n(Pdb) ", sub)
+
+    def run(self, command, log, sub):
+        self._call("eval", {"command": f"{command} --pdb"}, sub)
+        tail = "\n>>>>>>>>>>>>>>>>>>>> entering PDB >>>>>>>>>>>>>>>>>>>>\n(Pdb) " if S._exit_code(log) else ""
+        self.add("tool", "tool_output", log + tail, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._call("rewrite", {"path": path, "new_code": code}, sub)
+        if result is not None:
+            self.add("tool", "tool_output", f"The file `{path}` has been updated successfully.", sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
@@ -968,7 +1072,8 @@ S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=Rep
                   cursor=Cursor, copilot=Copilot, lessn=LessN, gojson=GoJson,
                   apijson=ApiJson, gitdiff=GitDiff,
                   respapi=RespApi, claudeterm=ClaudeTerm, pyrepr=PyRepr, lineobjs=LineObjs,
-                  repomix=Repomix, compose=Compose, richpanel=RichPanel, junit=JUnit)
+                  repomix=Repomix, compose=Compose, richpanel=RichPanel, junit=JUnit,
+                  ansi=Ansi, mdindent=MdIndent, pdb=Pdb)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
