@@ -28,7 +28,7 @@ from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings, code_literals, code_regions, ctags_rows,
     diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows, line_strings, numbered_hunks, numbered_rows,
-    outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock, yaml_block_rows, yaml_blocks,
+    indented_rows, outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock, yaml_block_rows, yaml_blocks,
 )
 from codeagent.kvcache.tagger_media import clean as clean_media, prompts
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -805,7 +805,11 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-_PY_CODE_LINE = re.compile(r"\s*(?:(?:async\s+)?def\s|class\s|@|if\s|for\s|while\s|with\s|try:|return\b|\w+\s*=)")
+_PY_CODE_LINE = re.compile(r"\s*(?:(?:async\s+)?def\s|class\s|@|if\s|for\s|while\s|with\s|try:|return\b|\w+\s*=|"
+                           r"(?:raise|pass|break|continue|yield|assert|del|import|from|global|nonlocal)\b|"
+                           r"[\w.]+(?:\[[^\]\n]*\])*\s*(?:[-+*/%|&^]|<<|>>|//|\*\*)?=(?!=)|[\w.]+\(.*\)\s*$)")
+"""A line that opens a statement (a header, an assignment to a name, an attribute or an item, a call standing alone):
+its indent is a scope's body, not a bracket's continuation."""
 _PY_CLAUSE = re.compile(r"\s*(?:(elif\b|else\s*:)|(except\b|finally\s*:))")
 """A clause continuing a compound statement: its header must reopen as ``if`` (group 1) or ``try`` (group 2)."""
 
@@ -1217,6 +1221,9 @@ class StructureTagger:
         rows = prefixed_rows(text) if default != "code" else None
         if rows is not None:  # org-babel's short results behind ``: ``, a quoted block behind ``> ``
             return self._framed(text, rows, language, default)
+        rows = indented_rows(text)
+        if rows is not None:  # a Markdown code block: the margin is a frame
+            return self._framed(text, rows, language, default)
         hits = grep_rows(text) or outline_rows(text) or ctags_rows(text)
         if hits is not None:
             return self._grep(text, hits, default, language)
@@ -1339,11 +1346,27 @@ class StructureTagger:
     # ---------------------------------------------------------------- code
     def _error_share(self, code: str, language: str) -> float | None:
         grammar = self._grammar(language)
-        if grammar is None:
-            return None
-        pre, post = _python_wraps(code)[0] if language == "python" else (_brace_reopen(code, language), "")
-        src = (pre + code + post).encode("utf-8")
-        return _CodeRegions(grammar, src, grammar.parser.parse(src)).error_share()
+        return None if grammar is None else self._parse(code, language, grammar)[0]
+
+    @staticmethod
+    def _parse(text: str, language: str, grammar: _Grammar) -> tuple[float, str, bytes, _CodeRegions, int]:
+        """``text`` parsed the way that leaves the fewest error bytes among its wraps (scopes reopened, a string
+        opened before or closed after): (error share, wrapped text, its bytes, the regions, the prefix's length)."""
+        tail = python_tail(text) if language == "python" else 0
+        parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:] if tail else text  # blanked: no scope to break
+        if language == "python":
+            wraps = _python_wraps(parsed)
+        else:
+            opener = _brace_reopen(text, language)
+            wraps = [(opener, ""), ("", "")] if opener else [("", "")]
+        best = None
+        for pre, post in wraps:
+            src = (pre + parsed + post).encode("utf-8")
+            regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
+            share = regions.error_share()
+            if best is None or share < best[0] - 1e-9:
+                best = (share, pre + parsed + post, src, regions, len(pre))
+        return best
 
     def code(self, text: str, language: str | None) -> list[Interval]:
         """Char intervals of a piece of code: tree-sitter when the grammar fits, else the heuristic.
@@ -1353,21 +1376,7 @@ class StructureTagger:
         """
         grammar = self._grammar(language) if language else None
         if grammar is not None and text.strip():
-            tail = python_tail(text) if language == "python" else 0
-            parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:] if tail else text  # blanked: no scope to break
-            if language == "python":
-                wraps = _python_wraps(parsed)
-            else:
-                opener = _brace_reopen(text, language or "")
-                wraps = [(opener, ""), ("", "")] if opener else [("", "")]
-            best = None
-            for pre, post in wraps:
-                src = (pre + parsed + post).encode("utf-8")
-                regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
-                share = regions.error_share()
-                if best is None or share < best[0] - 1e-9:
-                    best = (share, pre + parsed + post, src, regions, len(pre))
-            share, full, src, regions, cut = best
+            share, full, src, regions, cut = self._parse(text, language, grammar)
             if share <= MOSTLY_ERRORS:
                 regions.collect()
                 to_char = _byte_to_char(full, src)

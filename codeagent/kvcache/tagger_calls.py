@@ -57,6 +57,10 @@ _UI_CALL = re.compile(r"""^[ \t]*[⏺●] ?[A-Z]\w*\((?:"[^"\n]*"|'[^'\n]*'|[^()
 """A call as a terminal UI shows it (Claude Code's ``⏺ Bash(pytest -q)``, ``⏺ Read(src/a.py)``,
 ``⏺ Search(pattern: "build(", path: "pkg")``): a bullet, then a capitalised tool name and its argument on one line,
 quoted parts holding any brackets (the bullet before prose is not a call)."""
+_MD_CALL = re.compile(r"^[ \t]*\*\*[a-z_][\w.\-]*\*\*[ \t]+`[^`\n]+`[^\n]*(?:\n(?:[ \t]+\S[^\n]*|[ \t]*)(?=\n|$))*",
+                     re.MULTILINE)
+"""A call as a chat exported to Markdown shows it: the tool's name in bold, its argument in backquotes (``**read_file**
+`a.py` lines 1-80``), with the indented block below it (the code it passes)."""
 _CODE_USE = re.compile(r"\s*\w+[ \t]*[(=.]")
 """A command word used as code: called, assigned or an attribute's owner."""
 _JSON_CALL_KEYS = ("name", "function", "tool", "tool_calls", "tool_use", "arguments", "input", "command", "action")
@@ -215,7 +219,7 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
     for s, e, value in _json_objects(text):
         if _is_json_call(value):
             found.append((s, e))
-    for pattern in (_SHELL_FENCE, _ORG_SHELL, _REACT, CODE_ACTION, _API_CALL, _UI_CALL):
+    for pattern in (_SHELL_FENCE, _ORG_SHELL, _REACT, CODE_ACTION, _API_CALL, _UI_CALL, _MD_CALL):
         found += [_span(m) for m in pattern.finditer(text)]
     found += command_fences(text)
     for m in _FUNC_CALL.finditer(text):

@@ -47,9 +47,9 @@ _IMPORT_LINE = re.compile(r"^[ \t]*(?:from\s+\.*[\w.]+\s+)?import\s+(?:\(\s*$|\*
                           r"|^[ \t]*import\s+(?:[\w*{}, \t]+\s+from\s+)?['\"][^'\"\n]+['\"]\s*;?\s*$")
 """A whole line of imports (Python's ``import os as _os``, ``from gettext import gettext as _, ngettext``, JavaScript's
 ``import React from 'react'``): code even when its words read like a sentence."""
-_LABEL = re.compile(r"^[A-Z][a-z]+(?: [a-z]+){0,3}:[ \t]*\r?\n?$")
-"""A capitalised label ending its line (``Observation:``, ``Execution logs:``, ``Output:``): the header of what follows,
-not code (no Python line is a capitalised word and a colon)."""
+_LABEL = re.compile(r"^[A-Z][a-z]+(?: (?:[a-z]+|`[^`\n]+`)){0,3}:[ \t]*\r?\n?$")
+"""A capitalised label ending its line (``Observation:``, ``Execution logs:``, ``Output:``, Markdown's ``Contents of
+`a.py`:``): the header of what follows, not code (no Python line is a capitalised word and a colon)."""
 _LOG_LINE = re.compile(
     r"""^(?:
         \s*Traceback\ \(most\ recent\ call\ last\) | \s+File\ "[^"]+",\ line\ \d+ | E\s{2,}\S | _{5,}\ \S | ={5,}
@@ -106,12 +106,14 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
     """
     spans = line_spans(text, start, end)
     labels: list[int] = []
-    in_string = False
+    quote = ""  # the triple quote a string open across lines began with
     for s, e in spans:
         line = text[s:e]
-        label = CODE if in_string and line.strip() else line_label(line)
-        if len(_TRIPLE.findall(line)) % 2:
-            in_string = not in_string
+        label = CODE if quote and line.strip() else line_label(line)
+        was = quote
+        for m in _TRIPLE.finditer(line):  # the other kind of triple quote inside a string is text
+            quote = m.group() if not quote else "" if m.group() == quote else quote
+        if quote != was:
             label = CODE
         labels.append(label)
     if whole:
@@ -157,14 +159,17 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
 # ------------------------------------------------------------------------------ numbered lines
 _GLYPH = r"(?:[⎿└├╰] +)?"
 """A tree glyph that may lead the first line of a tool's output in a terminal UI (Claude Code's ``⎿``)."""
-_NUMBERED = re.compile(rf" *{_GLYPH}(?:Line |L)?(\d+)(\t|→| *[|│] ?|: ?| +)")
+_NUMBERED = re.compile(rf" *{_GLYPH}(?:Line |L)?(\d+)(?: *B?(?:->|>>)? *(?=\t))?(\t|→| *[|│] ?|: ?| +)")
+"""A number, then (pdb's ``list``: `` 12 B->\tx``) a breakpoint's ``B`` and the current line's arrow, then a
+separator."""
 _BLAME = re.compile(r"\^?[0-9a-f]{7,40}(?: [^\s(]+)?\s+(?:\([^()\n]*?\s)?(\d+)(\) ?)")
 """``git blame``: a commit, maybe the file, maybe ``(author date``, then the line number and ``) ``."""
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:
     """For a line-numbered view (``cat -n``, ``nl``, ``less -N``, ``12 | x``, bat's ``12   │ x``, ``12: x``,
-    ``12→x``, SWE-agent's ``Line 12:x`` search hits, ``L12: x``, ``git blame``, a terminal UI's ``  ⎿    12\\tx``):
+    ``12→x``, SWE-agent's ``Line 12:x`` search hits, ``L12: x``, ``git blame``, a terminal UI's ``  ⎿    12\\tx``, pdb's
+    ``list``):
     (line start, code start, line end) per line, code start -1 for a line without a number; None if not numbered.
 
     Numbered means: at least half the non-blank lines carry a number and one kind of separator,
@@ -431,6 +436,31 @@ def framed_rows(text: str, start: int = 0, end: int | None = None) -> PrefixedRo
     label = _SOURCE.match(text, pos, end)
     prefix = re.compile(re.escape(label.group())) if label else _STAMP if _STAMP.match(text, pos, end) else None
     return _behind(text, start, end, prefix) if prefix else None
+
+
+def indented_rows(text: str, start: int = 0, end: int | None = None) -> PrefixedRows | None:
+    """An indented block that runs to the end (Markdown's or reStructuredText's code block): prose lines at column 0,
+    a blank line, then lines that all share a margin of two or more spaces or a tab; the margin is the frame. None
+    unless a line at the margin reads as top-level only (an import, a log line): a view from inside a class or a
+    function keeps its indent."""
+    end = len(text) if end is None else end
+    spans = line_spans(text, start, end)
+    first = next((k for k, (s, e) in enumerate(spans) if text[s] in " \t" and not text[s:e].isspace()), None)
+    if first is None or first < 2 or not text[slice(*spans[first - 1])].isspace():
+        return None
+    if any(text[s] in " \t" or line_label(text[s:e]) not in (PROSE, BLANK) for s, e in spans[:first - 1]):
+        return None
+    lines = [text[s:e] for s, e in spans[first:]]
+    if any(not line[:1].isspace() for line in lines) or sum(not line.isspace() for line in lines) < 2:
+        return None
+    margin = min(len(line) - len(line.lstrip(" \t")) for line in lines if not line.isspace())
+    if margin < 2 and "\t" not in lines[0][:margin]:
+        return None
+    level = [line[margin:] for line in lines if not line.isspace() and not line[margin].isspace()]
+    if not any(_IMPORT_LINE.match(line) or line_label(line) == LOG for line in level):
+        return None
+    return [(s, -1, e, e) for s, e in spans[:first]] + [
+        (s, s + min(margin, len(text[s:e].rstrip("\r\n"))), e, e) for s, e in spans[first:]]
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, framed_rows,
-    grep_rows, keyed_strings, language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows,
-    prefixed_rows, yaml_block_rows,
+    grep_rows, indented_rows, keyed_strings, language_candidates, line_label, numbered_hunks, numbered_rows,
+    outline_rows, prefixed_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -1238,3 +1238,91 @@ def test_quoted_blocks_are_read_inside_the_quote(tagger):
     ivs = tagger.intervals(prose, SpanInfo(kind=K.TEXT))
     assert {t.block_type for _s, _e, t in ivs} <= {B.TEXT, B.NONE}
     assert prefixed_rows(">>> wrap('a b', 1)\n['a', 'b']\n>>> fill('a')\n'a'\n") is None
+
+
+def test_pdb_listing_is_a_numbered_view(tagger):
+    """pdb's ``list`` (debug-gym): the number, a breakpoint's ``B``, the current line's ``->``, a tab, the code; the
+    code column starts after the tab, so top-level code stays top-level."""
+    lines = CODE.split("\n")
+    text = "(Pdb) l 1, 60\n" + "\n".join(
+        f"{str(i).rjust(3):<4}{'B' if i == 3 else ' '}{'->' if i == 4 else '  '}\t{ln}"
+        for i, ln in enumerate(lines[:60], 1)) + "\n(Pdb) "
+    rows = numbered_rows(text)
+    assert rows is not None
+    assert [text[c:e] for _s, c, e in rows[1:5]] == [ln + "\n" for ln in lines[:4]]
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT, language="python"))
+    covered(text, ivs)
+    plain = tagger.intervals(CODE, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    for needle in ("import re", "__all__", "_whitespace = "):
+        assert tag_of(text, ivs, needle).block_type == tag_of(CODE, plain, needle).block_type, needle
+
+
+def test_the_language_of_a_view_ending_inside_a_docstring_is_found(tagger):
+    """A view cut inside a long docstring, its language unnamed (the call names no path): the grammar is tried with
+    the string closed after the view, as the parse itself does, so the guess does not fail on the open string."""
+    start = SOURCE.index("class TextWrapper")
+    doc = SOURCE.index('"""', start)
+    view = SOURCE[:SOURCE.index("\n", SOURCE.index("\n", doc) + 400)] + "\n"
+    assert view.count('"""') % 2 == 1
+    ivs = tagger.intervals(view, SpanInfo(kind=K.TOOL_OUTPUT))
+    assert tag_of(view, ivs, "Object for wrapping").block_type == B.DOCSTRING
+    assert tag_of(view, ivs, "__all__").block_type == B.GLOBAL
+
+
+def test_a_markdown_indented_block_is_read_without_its_margin(tagger):
+    """A chat exported to Markdown shows results as indented code blocks (four spaces, no fence) under a label: the
+    margin is a frame, so a file's module-level names stay module-level and a test log's error lines are errors. A
+    block whose margin holds no top-level line (a method shown alone) keeps its indent."""
+    indent = "\n".join(("    " + ln) if ln else "" for ln in CODE.split("\n"))
+    text = f"Contents of `textwrap.py`:\n\n{indent}\n"
+    assert line_label("Contents of `textwrap.py`:\n") == PROSE_LINE
+    plain = tagger.intervals(CODE, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    for kind, lang in ((K.FILE_VIEW, "python"), (K.TOOL_OUTPUT, None)):
+        ivs = tagger.intervals(text, SpanInfo(kind=kind, language=lang))
+        covered(text, ivs)
+        check_python(text, CODE, ivs)
+        assert tag_of(text, ivs, "Contents of").block_type == B.TEXT
+        for needle in ("__all__", "_whitespace = ", "Text wrapping and filling"):
+            assert tag_of(text, ivs, needle).block_type == tag_of(CODE, plain, needle).block_type, needle
+    log, error, _head = LOGS["pytest"]
+    shown = "Output:\n\n" + "\n".join("    " + ln if ln else "" for ln in log.split("\n"))
+    ivs = tagger.intervals(shown, SpanInfo(kind=K.TEST_LOG))
+    assert tag_of(shown, ivs, error).block_type == B.ERROR
+    assert indented_rows("Lines 10-14 of a.py:\n\n    def f(self):\n        return 1\n") is None
+
+
+def test_a_docstring_holding_the_other_triple_quote_stays_one_region():
+    """``'''`` inside a ``\"\"\"`` docstring (a mention, an example's data) neither opens nor closes it: the docstring's
+    prose lines stay inside the code region."""
+    code = ('"""Quote helpers; a value may hold \'\'\' or any other mark.\n\n'
+            "The quoting keeps the text as it is and only adds the marks around it.\n"
+            "Use it for every value that goes into the generated module source.\n"
+            '"""\nimport os\n\n\ndef quote(s):\n    return os.fspath(s)\n')
+    assert code_regions(code, 0, len(code)) == [(0, len(code))]
+
+
+def test_a_markdown_call_carries_its_indented_code(tagger):
+    """A call as a Markdown chat shows it (``**replace** `a.py` with:`` and the definition indented below): the first
+    line is the call, the definition is code in the path's language, however its docstring reads (a line in it that
+    looks like a call is not one)."""
+    call = ('**replace** `pkg/helpers.py` with:\n\n    def indented(a, strict=False):\n        """Wrap a block.\n\n'
+            "        Example:\n\n            tree = parse(text)\n            tree.pprint()\n\n"
+            '        More words about the block and the stack it keeps.\n        """\n        return a\n')
+    assert tool_call_spans("**read_file** `pkg/mod.py` lines 1-80") != []
+    ivs = tagger.intervals(call, SpanInfo(kind=K.TOOL_CALL))
+    covered(call, ivs)
+    assert tag_of(call, ivs, "replace").block_type == B.TOOL_CALL
+    assert tag_of(call, ivs, "indented(a").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(call, ivs, "More words").block_type == B.DOCSTRING
+    assert tag_of(call, ivs, "return a").block_type == B.FUNCTION_BODY
+
+
+def test_a_view_from_deep_in_a_method_reopens_every_scope(tagger):
+    """A view that starts three levels into a method, where the level between shows only a call and an item
+    assignment (``cur_line.append(...)``, ``chunks[-1] = ...``): every level is reopened, so the next method's header
+    is a signature."""
+    start = next(i for i, ln in enumerate(LINES) if ln.startswith("                if hyphen > 0"))
+    view = "".join(LINES[start:start + 30])
+    assert re.search(r"^    def _wrap_chunks\(", view, re.M)
+    ivs = tagger.intervals(view, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    assert tag_of(view, ivs, "_wrap_chunks(self").block_type == B.FUNCTION_SIGNATURE
