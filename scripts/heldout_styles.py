@@ -1065,6 +1065,67 @@ class Pdb(S.Style):
             self.add("tool", "tool_output", f"The file `{path}` has been updated successfully.", sub)
 
 
+
+def _first_symbol(content: str, start: int) -> str:
+    """A name for a piece of a file as a code-search tool gives it: its first definition, else ``imports`` at the
+    top of the file, else ``impl``."""
+    m = re.search(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)", content, re.M)
+    return m.group(1) if m else "imports" if start == 1 else "impl"
+
+
+class Moatless(S.Style):
+    """A moatless-tools-like agent: JSON actions (``ViewCode``, ``RunTests``, ``StringReplace``), files shown as a
+    ``<file_context>`` of ``<span id='...'>`` pieces inside a bare fence, test results summarised above the log."""
+    system = ("You are an autonomous AI assistant with superior programming skills. Use the actions to view code, run "
+              "tests and change code; respond with one JSON action per turn.")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", json.dumps({"action": "ViewCode", "files": [
+            {"file_path": path, "start_line": start, "end_line": end}]}), sub)
+        self.add("user", "text", f"<file_context>\n{path}\n```\n\n<span id='{_first_symbol(content, start)}'>\n"
+                 f"{content}\n</span>\n```\n</file_context>", sub)
+
+    def run(self, command, log, sub):
+        files = [w for w in command.split() if w.endswith(".py")]
+        self.add("assistant", "tool_call", json.dumps({"action": "RunTests", "test_files": files}), sub)
+        verdict = "failed" if S._exit_code(log) else "passed"
+        self.add("user", "text", f"Running tests for the following files:\n* {', '.join(files) or 'all'}\n\n"
+                 f"Tests {verdict}.\n\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "tool_call", json.dumps({"action": "StringReplace", "path": path, "old_str": head,
+                                                       "new_str": code}), sub)
+        if result is not None:
+            self.add("user", "text", f"The file {path} has been edited. Review the changes and make sure they are as "
+                     "expected.", sub)
+
+
+class Acr(S.Style):
+    """An AutoCodeRover-like agent: search API calls (``search_code_in_file("f", "a.py")``), results as ``<file>`` and
+    ``<code>`` elements inside a fence under ``- Search result 1:``, patches as ``# modification 1`` with
+    ``<original>``/``<patched>`` elements."""
+    system = ("You are a software developer maintaining a large project. Use the search APIs to gather context, then "
+              "write a patch as modifications with <file>, <original> and <patched> elements.")
+
+    def view(self, path, start, end, content, sub):
+        sym = _first_symbol(content, start)
+        self.add("assistant", "tool_call", f'search_code_in_file("{sym}", "{path}")', sub)
+        self.add("user", "text", f"Found 1 snippets with code {sym} in file {path}:\n\n- Search result 1:\n```\n"
+                 f"<file>{path}</file>\n<code>\n{content}\n</code>\n```\n", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"run_command({command!r})", sub)
+        self.add("user", "text", f"Result of run_command({command!r}):\n\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "text", f"# modification 1\n```\n<file>{path}</file>\n<original>{head}</original>\n"
+                 f"<patched>{code}\n</patched>\n```", sub)
+        if result is not None:
+            self.add("user", "text", "The patch applied cleanly.", sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
@@ -1073,7 +1134,8 @@ S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=Rep
                   apijson=ApiJson, gitdiff=GitDiff,
                   respapi=RespApi, claudeterm=ClaudeTerm, pyrepr=PyRepr, lineobjs=LineObjs,
                   repomix=Repomix, compose=Compose, richpanel=RichPanel, junit=JUnit,
-                  ansi=Ansi, mdindent=MdIndent, pdb=Pdb)
+                  ansi=Ansi, mdindent=MdIndent, pdb=Pdb,
+                  moatless=Moatless, acr=Acr)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
