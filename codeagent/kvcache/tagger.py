@@ -857,6 +857,22 @@ def _python_reopen(text: str) -> str:
 
 _PY_ATOM = re.compile(r"""[rRbBuUfF]{0,2}(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|#[^\n]*""")
 """A one-line Python string or a comment: brackets inside them do not count."""
+_MARKUP_LINE = re.compile(r"^[ \t]*</?[A-Za-z][\w\-:.]*(?:\s+[\w\-:]+=(?:\"[^\"\n]*\"|'[^'\n]*'))*\s*>"
+                          r"(?:[^<>\n]*</[A-Za-z][\w\-:.]*>)?[ \t]*$", re.MULTILINE)
+"""An element alone on its line (a code-search tool's ``<span id='Foo.bar'>``, ``</code>``): never Python."""
+
+
+class _Parsed(NamedTuple):
+    """A piece of code as parsed: the error share, the wrapped text and its bytes, the regions, the wrap's prefix
+    length, and whether markup lines were blanked for the parse."""
+
+    share: float
+    full: str
+    src: bytes
+    regions: _CodeRegions
+    cut: int
+    unmarked: bool
+
 TAIL_LINES = 40  # how far a view's first lines are searched for the end of a statement begun before it
 
 
@@ -1346,26 +1362,30 @@ class StructureTagger:
     # ---------------------------------------------------------------- code
     def _error_share(self, code: str, language: str) -> float | None:
         grammar = self._grammar(language)
-        return None if grammar is None else self._parse(code, language, grammar)[0]
+        return None if grammar is None else self._parse(code, language, grammar).share
 
     @staticmethod
-    def _parse(text: str, language: str, grammar: _Grammar) -> tuple[float, str, bytes, _CodeRegions, int]:
+    def _parse(text: str, language: str, grammar: _Grammar) -> _Parsed:
         """``text`` parsed the way that leaves the fewest error bytes among its wraps (scopes reopened, a string
-        opened before or closed after): (error share, wrapped text, its bytes, the regions, the prefix's length)."""
+        opened before or closed after) and, in Python, with and without the markup lines between its pieces."""
         tail = python_tail(text) if language == "python" else 0
         parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:] if tail else text  # blanked: no scope to break
-        if language == "python":
-            wraps = _python_wraps(parsed)
-        else:
-            opener = _brace_reopen(text, language)
-            wraps = [(opener, ""), ("", "")] if opener else [("", "")]
+        variants = [parsed]
+        if language == "python" and "<" in parsed and _MARKUP_LINE.search(parsed):  # ``<span id='f'>`` lines
+            variants.append(_MARKUP_LINE.sub(lambda m: " " * len(m.group()), parsed))
         best = None
-        for pre, post in wraps:
-            src = (pre + parsed + post).encode("utf-8")
-            regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
-            share = regions.error_share()
-            if best is None or share < best[0] - 1e-9:
-                best = (share, pre + parsed + post, src, regions, len(pre))
+        for variant in variants:
+            if language == "python":
+                wraps = _python_wraps(variant)
+            else:
+                opener = _brace_reopen(text, language)
+                wraps = [(opener, ""), ("", "")] if opener else [("", "")]
+            for pre, post in wraps:
+                src = (pre + variant + post).encode("utf-8")
+                regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
+                share = regions.error_share()
+                if best is None or share < best.share - 1e-9:
+                    best = _Parsed(share, pre + variant + post, src, regions, len(pre), variant is not parsed)
         return best
 
     def code(self, text: str, language: str | None) -> list[Interval]:
@@ -1376,14 +1396,19 @@ class StructureTagger:
         """
         grammar = self._grammar(language) if language else None
         if grammar is not None and text.strip():
-            share, full, src, regions, cut = self._parse(text, language, grammar)
+            share, full, src, regions, cut, unmarked = self._parse(text, language, grammar)
             if share <= MOSTLY_ERRORS:
                 regions.collect()
                 to_char = _byte_to_char(full, src)
                 n = len(text)
                 out = [Interval(max(to_char(s) - cut, 0), min(to_char(e) - cut, n), t)
                        for s, e, t in regions.flatten(self._alloc) if to_char(e) > cut and to_char(s) - cut < n]
-                return self._with_code_strings(text, out) if language == "python" else out
+                if language != "python":
+                    return out
+                for m in _MARKUP_LINE.finditer(text) if unmarked else ():  # blanked for the parse: not code
+                    out = _splice(out, m.start(), m.end(),
+                                  _plan_to_intervals(text, _prose_plan(text, m.start(), m.end()), self._alloc))
+                return self._with_code_strings(text, out)
         return _plan_to_intervals(text, _heuristic_plan(text, 0, len(text)), self._alloc)
 
     def _with_code_strings(self, text: str, out: list[Interval]) -> list[Interval]:

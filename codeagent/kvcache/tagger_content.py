@@ -56,7 +56,7 @@ _LOG_LINE = re.compile(
       | (?:FAILED|PASSED|ERROR|FAIL|PASS|ok)\b\s | [\w/.\-]+::\w+ | collected\ \d+ | platform\ \w+\ --\ Python
       | \d{4}-\d\d-\d\d[ T]\d\d:\d\d | \[(?:INFO|DEBUG|WARN(?:ING)?|ERROR)\] | (?:INFO|DEBUG|WARNING|ERROR)[: ]
       | <(?:/?(?:returncode|output|stdout|stderr|exit_code|result))> | \[File:\ | \(\d+\ (?:more\ )?lines?\ (?:above|below)\)
-      | </?[A-Za-z][\w\-:.]*(?:\s+[\w\-:]+="[^"\n]*")*\s*>(?:[^<>\n]*</[A-Za-z][\w\-:.]*>)?\s*$
+      | </?[A-Za-z][\w\-:.]*(?:\s+[\w\-:]+=(?:"[^"\n]*"|'[^'\n]*'))*\s*>(?:[^<>\n]*</[A-Za-z][\w\-:.]*>)?\s*$
     )""",
     re.VERBOSE,
 )

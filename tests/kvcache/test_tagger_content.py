@@ -1326,3 +1326,20 @@ def test_a_view_from_deep_in_a_method_reopens_every_scope(tagger):
     assert re.search(r"^    def _wrap_chunks\(", view, re.M)
     ivs = tagger.intervals(view, SpanInfo(kind=K.FILE_VIEW, language="python"))
     assert tag_of(view, ivs, "_wrap_chunks(self").block_type == B.FUNCTION_SIGNATURE
+
+
+def test_markup_lines_between_pieces_of_a_file_are_not_code(tagger):
+    """A code-search tool's file context (moatless-tools: ``<span id='Foo.bar'>`` pieces in one bare fence): an element
+    alone on its line, attributes in either quote, is neither code nor a break in it; each piece reads as it would
+    alone (the class's docstring a docstring)."""
+    text = ("<file_context>\npkg/mod.py\n```\n\n<span id='imports'>\nimport os\n\nLIMIT = 10\n</span>\n\n"
+            "<span id='Foo'>\n\n\nclass Foo:\n    \"\"\"A foo.\"\"\"\n    ...\n</span>\n\n<span id='Foo.bar'>\n\n"
+            "    def bar(self, x):\n        \"\"\"Bar it.\"\"\"\n        return os.path.join(x)\n</span>\n```\n"
+            "</file_context>\n")
+    assert line_label("<span id='Foo.bar'>\n") == LOG_LINE
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TEXT))
+    covered(text, ivs)
+    want = {"class Foo": B.CLASS_DECLARATION, "A foo.": B.DOCSTRING, "bar(self": B.FUNCTION_SIGNATURE,
+            "Bar it.": B.DOCSTRING, "LIMIT": B.GLOBAL, "span id='Foo'": B.TEXT, "/span>\n\n<span id='Foo.bar": B.TEXT}
+    for needle, block in want.items():
+        assert tag_of(text, ivs, needle).block_type == block, needle
