@@ -13,8 +13,9 @@ ends, wrapped at 120 columns), org-babel's ``#+begin_example`` result, a YAML re
 (the language known from the call), a notebook's stream output (nbformat: an array of lines), the file as a
 Python ``repr()`` result (one line, ``\\n`` escapes), an OpenAI Responses API output (JSON text inside a JSON
 string: the escapes doubled), a numbered view in a rich panel (box borders, right border padded out, long lines
-wrapped under a blank gutter), ``docker compose logs`` (a source label on every line) and a JUnit XML report holding
-the file (escaped).
+wrapped under a blank gutter), ``docker compose logs`` (a source label on every line), a JUnit XML report holding
+the file (escaped), pdb's ``list`` of it, the file as a Markdown indented block under a label, a moatless-tools file
+context (``<span id='...'>`` lines between its classes) and ``bat --color=always`` (ANSI colours).
 """
 
 from __future__ import annotations
@@ -81,6 +82,15 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
         "junit_xml_report": ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest"><testcase '
                              f'name="t"><system-out>{html.escape(text)}</system-out></testcase></testsuite>'
                              "</testsuites>", "TOOL_OUTPUT", None),
+        "pdb_listing": ("(Pdb) l 1, 2000\n" + "".join(f"{str(i).rjust(3):<4} {'->' if i == 4 else '  '}\t{ln}"
+                                                     for i, ln in enumerate(lines, 1)) + "(Pdb) ", "TOOL_OUTPUT", None),
+        "markdown_indented": ("Contents of `lib/argparse.py`:\n\n" + "".join(
+            "    " + ln if ln.strip() else ln for ln in lines), "TOOL_OUTPUT", None),
+        "moatless_spans": ("<file_context>\nlib/argparse.py\n```\n<span id='imports'>\n" + "".join(
+            (f"</span>\n\n<span id='{ln.split()[1].split('(')[0].rstrip(':')}'>\n" if ln.startswith("class ") else "")
+            + ln for ln in lines) + "</span>\n```\n</file_context>", "TEXT", None),
+        "bat_colour": ("".join(f"\x1b[90m{i:>4}\x1b[m " + ln.replace("def ", "\x1b[35mdef\x1b[m ").replace(
+            "return ", "\x1b[35mreturn\x1b[m ") for i, ln in enumerate(lines, 1)), "TOOL_OUTPUT", None),
     }
 
 

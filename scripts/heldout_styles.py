@@ -25,9 +25,13 @@ output under ``⎿``), ``pyrepr`` (results shown as Python ``repr()``: a file on
 compact JSON, one object per line). Round 24: ``repomix`` (files pasted as a repomix pack: ``File: PATH`` between
 ``====`` rules), ``compose`` (results as ``docker compose logs``: ``sandbox-1  | `` before every line), ``richpanel``
 (a rich TUI: views in a box-drawn panel, right border padded out, long lines wrapped under a blank gutter),
-``junit`` (test runs reported as JUnit XML, edits as ``REPLACE PATH``/``END`` blocks).
+``junit`` (test runs reported as JUnit XML, edits as ``REPLACE PATH``/``END`` blocks). Round 25: ``ansi`` (a colour
+terminal: ``bat --color=always`` views, ``pytest --color=yes``), ``mdindent`` (a chat exported to Markdown: results
+in indented code blocks, calls as ``**tool** `arg```), ``pdb`` (a debugger agent: pdb's ``list`` with its ``B``/``->``
+marks), ``moatless`` (a ``<file_context>`` of ``<span id='...'>`` pieces), ``acr`` (AutoCodeRover-like search results
+in ``<file>``/``<code>`` elements, ``<original>``/``<patched>`` patches).
 
-    PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES
+    PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES [MIN-MAX own tokens]
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 53 2 next_line react,interp,powershell,own
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 61 2 next_line terminus,org,html,own
@@ -41,6 +45,12 @@ compact JSON, one object per line). Round 24: ``repomix`` (files pasted as a rep
         respapi,claudeterm,pyrepr,lineobjs,own
     PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 101 1 next_line,next_line_raw,signature_recall,session \
         repomix,compose,richpanel,junit,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 107 1 next_line,next_line_raw,signature_recall,session \
+        mdindent,pdb,own
+    PYTHONPATH=. python scripts/heldout_styles.py a.jsonl 107 1 next_line,next_line_raw,signature_recall,session \
+        ansi,own 2000-2800   # colour codes double the tokens: smaller files
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 109 1 next_line,next_line_raw,signature_recall,session \
+        moatless,acr,own
 """
 
 from __future__ import annotations
@@ -1141,4 +1151,5 @@ S.STYLES = ("own", *S.RENDERERS)
 if __name__ == "__main__":
     from codeagent.bench.build import build_command
     out, seed, n, fams, styles = sys.argv[1:6]
-    build_command(Path(out), int(seed), int(n), fams.split(","), styles.split(","), (4000, 5500))
+    low, high = map(int, sys.argv[6].split("-")) if len(sys.argv) > 6 else (4000, 5500)  # the own rendering's tokens
+    build_command(Path(out), int(seed), int(n), fams.split(","), styles.split(","), (low, high))
