@@ -26,9 +26,10 @@ from codeagent.kvcache.tagger_calls import (
 )
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings, code_literals, code_regions, ctags_rows,
-    diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows, line_strings, numbered_hunks, numbered_rows,
-    indented_rows, outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock, yaml_block_rows, yaml_blocks,
+    ELEMENT_LINE, Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings, code_literals, code_regions,
+    ctags_rows, diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows, indented_rows, line_strings,
+    numbered_hunks, numbered_rows, outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock,
+    yaml_block_rows, yaml_blocks,
 )
 from codeagent.kvcache.tagger_media import clean as clean_media, prompts
 from codeagent.kvcache.tagger_rules import RULES, LangRules
@@ -857,8 +858,7 @@ def _python_reopen(text: str) -> str:
 
 _PY_ATOM = re.compile(r"""[rRbBuUfF]{0,2}(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|#[^\n]*""")
 """A one-line Python string or a comment: brackets inside them do not count."""
-_MARKUP_LINE = re.compile(r"^[ \t]*</?[A-Za-z][\w\-:.]*(?:\s+[\w\-:]+=(?:\"[^\"\n]*\"|'[^'\n]*'))*\s*>"
-                          r"(?:[^<>\n]*</[A-Za-z][\w\-:.]*>)?[ \t]*$", re.MULTILINE)
+_MARKUP_LINE = re.compile(rf"^[ \t]*{ELEMENT_LINE}[ \t]*$", re.MULTILINE)
 """An element alone on its line (a code-search tool's ``<span id='Foo.bar'>``, ``</code>``): never Python."""
 
 

@@ -50,13 +50,15 @@ _IMPORT_LINE = re.compile(r"^[ \t]*(?:from\s+\.*[\w.]+\s+)?import\s+(?:\(\s*$|\*
 _LABEL = re.compile(r"^[A-Z][a-z]+(?: (?:[a-z]+|`[^`\n]+`)){0,3}:[ \t]*\r?\n?$")
 """A capitalised label ending its line (``Observation:``, ``Execution logs:``, ``Output:``, Markdown's ``Contents of
 `a.py`:``): the header of what follows, not code (no Python line is a capitalised word and a colon)."""
+ELEMENT_LINE = r"""</?[A-Za-z][\w\-:.]*(?:\s+[\w\-:]+=(?:"[^"\n]*"|'[^'\n]*'))*\s*>(?:[^<>\n]*</[A-Za-z][\w\-:.]*>)?"""
+"""An element alone on its line (``<output>``, ``<span id='Foo.bar'>``, ``<file>a.py</file>``), as a pattern."""
 _LOG_LINE = re.compile(
     r"""^(?:
         \s*Traceback\ \(most\ recent\ call\ last\) | \s+File\ "[^"]+",\ line\ \d+ | E\s{2,}\S | _{5,}\ \S | ={5,}
       | (?:FAILED|PASSED|ERROR|FAIL|PASS|ok)\b\s | [\w/.\-]+::\w+ | collected\ \d+ | platform\ \w+\ --\ Python
       | \d{4}-\d\d-\d\d[ T]\d\d:\d\d | \[(?:INFO|DEBUG|WARN(?:ING)?|ERROR)\] | (?:INFO|DEBUG|WARNING|ERROR)[: ]
       | <(?:/?(?:returncode|output|stdout|stderr|exit_code|result))> | \[File:\ | \(\d+\ (?:more\ )?lines?\ (?:above|below)\)
-      | </?[A-Za-z][\w\-:.]*(?:\s+[\w\-:]+=(?:"[^"\n]*"|'[^'\n]*'))*\s*>(?:[^<>\n]*</[A-Za-z][\w\-:.]*>)?\s*$
+      | """ + ELEMENT_LINE + r"""\s*$
     )""",
     re.VERBOSE,
 )
