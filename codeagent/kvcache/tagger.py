@@ -873,6 +873,7 @@ class _Parsed(NamedTuple):
     cut: int
     unmarked: bool
 
+
 TAIL_LINES = 40  # how far a view's first lines are searched for the end of a statement begun before it
 
 

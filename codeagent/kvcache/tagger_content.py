@@ -440,12 +440,18 @@ def framed_rows(text: str, start: int = 0, end: int | None = None) -> PrefixedRo
     return _behind(text, start, end, prefix) if prefix else None
 
 
+_BLOCK_START = re.compile(r"\n[ \t]*\r?\n[ \t]+\S")
+"""A blank line, then an indented one: where an indented block can start."""
+
+
 def indented_rows(text: str, start: int = 0, end: int | None = None) -> PrefixedRows | None:
     """An indented block that runs to the end (Markdown's or reStructuredText's code block): prose lines at column 0,
     a blank line, then lines that all share a margin of two or more spaces or a tab; the margin is the frame. None
     unless a line at the margin reads as top-level only (an import, a log line): a view from inside a class or a
     function keeps its indent."""
     end = len(text) if end is None else end
+    if not _BLOCK_START.search(text, start, end):  # most spans: no blank line before an indented one
+        return None
     spans = line_spans(text, start, end)
     first = next((k for k, (s, e) in enumerate(spans) if text[s] in " \t" and not text[s:e].isspace()), None)
     if first is None or first < 2 or not text[slice(*spans[first - 1])].isspace():
