@@ -29,7 +29,9 @@ compact JSON, one object per line). Round 24: ``repomix`` (files pasted as a rep
 terminal: ``bat --color=always`` views, ``pytest --color=yes``), ``mdindent`` (a chat exported to Markdown: results
 in indented code blocks, calls as ``**tool** `arg```), ``pdb`` (a debugger agent: pdb's ``list`` with its ``B``/``->``
 marks), ``moatless`` (a ``<file_context>`` of ``<span id='...'>`` pieces), ``acr`` (AutoCodeRover-like search results
-in ``<file>``/``<code>`` elements, ``<original>``/``<patched>`` patches).
+in ``<file>``/``<code>`` elements, ``<original>``/``<patched>`` patches), ``gemini`` (Gemini-CLI-like
+``functionCall``/``functionResponse`` JSON, shell results as ``Command:``/``Stdout:``/``Exit Code:`` fields),
+``continuedev`` (an IDE assistant: files attached as fences whose info string is ``python src/a.py (10-80)``).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES [MIN-MAX own tokens]
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
@@ -51,6 +53,8 @@ in ``<file>``/``<code>`` elements, ``<original>``/``<patched>`` patches).
         ansi,own 2000-2800   # colour codes double the tokens: smaller files
     PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 109 1 next_line,next_line_raw,signature_recall,session \
         moatless,acr,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 127 1 next_line,next_line_raw,signature_recall,session \
+        gemini,continuedev,own
 """
 
 from __future__ import annotations
@@ -1136,6 +1140,56 @@ class Acr(S.Style):
             self.add("user", "text", "The patch applied cleanly.", sub)
 
 
+
+class GeminiCli(S.Style):
+    """A Gemini-CLI-like agent: ``functionCall`` / ``functionResponse`` parts as JSON, a file read back raw in the
+    response's ``output``, a shell command's result as ``Command:`` / ``Stdout:`` / ``Exit Code:`` fields, edits by
+    ``replace`` with ``old_string`` / ``new_string``."""
+    system = ("You are an interactive CLI agent specializing in software engineering tasks. Use the tools read_file, "
+              "run_shell_command and replace; explain briefly before each call.")
+
+    def _call(self, name, args, output, sub):
+        self.add("assistant", "tool_call", json.dumps({"functionCall": {"name": name, "args": args}}), sub)
+        if output is not None:
+            self.add("tool", "tool_output", json.dumps({"functionResponse": {"name": name,
+                                                                             "response": {"output": output}}}), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("read_file", {"absolute_path": f"/home/dev/repo/{path}", "offset": start - 1,
+                                 "limit": end - start + 1}, content, sub)
+
+    def run(self, command, log, sub):
+        self._call("run_shell_command", {"command": command}, f"Command: {command}\nDirectory: (root)\nStdout: {log}"
+                   f"\nStderr: (empty)\nError: (none)\nExit Code: {S._exit_code(log)}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self._call("replace", {"file_path": f"/home/dev/repo/{path}", "old_string": head, "new_string": code},
+                   None if result is None else f"Successfully modified file: /home/dev/repo/{path} (1 replacements).",
+                   sub)
+
+
+class Continue(S.Style):
+    """A Continue-like IDE assistant: files attached by the user as fences whose info string is the language, the
+    path and the line range (```python src/a.py (10-80)```), terminal output pasted in a plain fence, edits answered
+    as a fence with the path."""
+    system = "You are an AI coding assistant inside the IDE. The user attaches files and terminal output as context."
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"Could you share `{path}`?", sub)
+        self.add("user", "text", f"```{Path(path).suffix.lstrip('.') or 'text'} {path} ({start}-{end})\n{content}\n```",
+                 sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"Run `{command}` in the terminal and share the output.", sub)
+        self.add("user", "text", f"Terminal output:\n```\n$ {command}\n{log}\n```", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"```{lang} {path}\n{code}\n```", sub)
+        if result is not None:
+            self.add("user", "text", "Applied.", sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
@@ -1145,7 +1199,7 @@ S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=Rep
                   respapi=RespApi, claudeterm=ClaudeTerm, pyrepr=PyRepr, lineobjs=LineObjs,
                   repomix=Repomix, compose=Compose, richpanel=RichPanel, junit=JUnit,
                   ansi=Ansi, mdindent=MdIndent, pdb=Pdb,
-                  moatless=Moatless, acr=Acr)
+                  moatless=Moatless, acr=Acr, gemini=GeminiCli, continuedev=Continue)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
