@@ -864,14 +864,14 @@ _MARKUP_LINE = re.compile(rf"^[ \t]*{ELEMENT_LINE}[ \t]*$", re.MULTILINE)
 
 class _Parsed(NamedTuple):
     """A piece of code as parsed: the error share, the wrapped text and its bytes, the regions, the wrap's prefix
-    length, and whether markup lines were blanked for the parse."""
+    length, and the markup lines blanked for the parse ((start, end) in the text; none when the text won as it is)."""
 
     share: float
     full: str
     src: bytes
     regions: _CodeRegions
     cut: int
-    unmarked: bool
+    blanked: tuple[tuple[int, int], ...]
 
 
 TAIL_LINES = 40  # how far a view's first lines are searched for the end of a statement begun before it
@@ -958,12 +958,15 @@ class StructureTagger:
     def __init__(self) -> None:
         self._grammars: dict[str, _Grammar | None] = {}
         self._alloc = _Counter()
+        self._guessed: dict[tuple[str, str], _Parsed] = {}
+        """Parses made while guessing a piece's language, by (piece, language): the winner's is not parsed again."""
 
     # ---------------------------------------------------------------- public API
     def intervals(self, text: str, info: SpanInfo) -> list[tuple[int, int, TokenTag]]:
         """Char intervals [start, end) of text with their tags, covering the text in order."""
         if not text:
             return []
+        self._guessed.clear()  # a guess is reused within the span it was made for
         cleaned = clean_media(text)  # colours, HTML escaping, a terminal's wraps: tag the text without them
         if cleaned is not None:
             plain, back = cleaned
@@ -1363,7 +1366,10 @@ class StructureTagger:
     # ---------------------------------------------------------------- code
     def _error_share(self, code: str, language: str) -> float | None:
         grammar = self._grammar(language)
-        return None if grammar is None else self._parse(code, language, grammar).share
+        if grammar is None:
+            return None
+        parsed = self._guessed[code, language] = self._parse(code, language, grammar)
+        return parsed.share
 
     @staticmethod
     def _parse(text: str, language: str, grammar: _Grammar) -> _Parsed:
@@ -1371,11 +1377,12 @@ class StructureTagger:
         opened before or closed after) and, in Python, with and without the markup lines between its pieces."""
         tail = python_tail(text) if language == "python" else 0
         parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:] if tail else text  # blanked: no scope to break
-        variants = [parsed]
-        if language == "python" and "<" in parsed and _MARKUP_LINE.search(parsed):  # ``<span id='f'>`` lines
-            variants.append(_MARKUP_LINE.sub(lambda m: " " * len(m.group()), parsed))
+        variants = [(parsed, ())]
+        marks = tuple(m.span() for m in _MARKUP_LINE.finditer(parsed)) if language == "python" and "<" in parsed else ()
+        if marks:  # ``<span id='f'>`` lines between the pieces
+            variants.append((_MARKUP_LINE.sub(lambda m: " " * len(m.group()), parsed), marks))
         best = None
-        for variant in variants:
+        for variant, blanked in variants:
             if language == "python":
                 wraps = _python_wraps(variant)
             else:
@@ -1386,7 +1393,7 @@ class StructureTagger:
                 regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
                 share = regions.error_share()
                 if best is None or share < best.share - 1e-9:
-                    best = _Parsed(share, pre + variant + post, src, regions, len(pre), variant is not parsed)
+                    best = _Parsed(share, pre + variant + post, src, regions, len(pre), blanked)
         return best
 
     def code(self, text: str, language: str | None) -> list[Interval]:
@@ -1397,7 +1404,8 @@ class StructureTagger:
         """
         grammar = self._grammar(language) if language else None
         if grammar is not None and text.strip():
-            share, full, src, regions, cut, unmarked = self._parse(text, language, grammar)
+            parsed = self._guessed.pop((text, language), None) or self._parse(text, language, grammar)
+            share, full, src, regions, cut, blanked = parsed
             if share <= MOSTLY_ERRORS:
                 regions.collect()
                 to_char = _byte_to_char(full, src)
@@ -1406,9 +1414,8 @@ class StructureTagger:
                        for s, e, t in regions.flatten(self._alloc) if to_char(e) > cut and to_char(s) - cut < n]
                 if language != "python":
                     return out
-                for m in _MARKUP_LINE.finditer(text) if unmarked else ():  # blanked for the parse: not code
-                    out = _splice(out, m.start(), m.end(),
-                                  _plan_to_intervals(text, _prose_plan(text, m.start(), m.end()), self._alloc))
+                for a, b in blanked:  # blanked for the parse: not code
+                    out = _splice(out, a, b, _plan_to_intervals(text, _prose_plan(text, a, b), self._alloc))
                 return self._with_code_strings(text, out)
         return _plan_to_intervals(text, _heuristic_plan(text, 0, len(text)), self._alloc)
 
