@@ -154,3 +154,7 @@ class KVConfig(BaseModel):
     pin_named: bool = True
     """The headers of definitions the issue names (in backticks, called, or spelled like code) are kept like
     the caller's protected spans: pinned, and never released or merged past the pinned cap."""
+    pin_named_body: int = Field(128, ge=0)
+    """With ``pin_named``, also protect the first this many code tokens of a named definition's body (its
+    docstring is protected anyway): the lines a wrapper or a fix of that definition reads its parameters in.
+    0: the header and docstring only."""

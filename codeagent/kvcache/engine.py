@@ -302,7 +302,8 @@ class Engine:
         if info.kind == SegmentKind.ISSUE:
             self.state.named |= issue_names(text)
             return mask
-        named = naming_mask(text, offsets, tags, self.state.named) if self.manager.cfg.pin_named else None
+        cfg = self.manager.cfg
+        named = naming_mask(text, offsets, tags, self.state.named, cfg.pin_named_body) if cfg.pin_named else None
         if named is None:
             return mask
         return [a or b for a, b in zip(mask or [info.pinned] * len(offsets), named)]

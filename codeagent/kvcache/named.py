@@ -39,8 +39,9 @@ def defined_name(header: str) -> str | None:
 
 
 def naming_mask(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[TokenTag],
-                names: set[str]) -> list[bool] | None:
-    """Per token: whether it belongs to the header of a definition of one of ``names`` (None: no such token)."""
+                names: set[str], body_tokens: int = 0) -> list[bool] | None:
+    """Per token: whether it belongs to a definition of one of ``names``: its header, the docstring opening its
+    body, and the first ``body_tokens`` of the body's code (None: no such token)."""
     if not names:
         return None
     spans: dict[int, list[int]] = {}
@@ -50,7 +51,7 @@ def naming_mask(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[To
     mask = [False] * len(tags)
     for idx in spans.values():
         if defined_name(text[offsets[idx[0]][0]:offsets[idx[-1]][1]]) in names:
-            for i in idx + _docstring(text, offsets, tags, idx[-1] + 1):
+            for i in idx + _body(text, offsets, tags, idx[-1] + 1, body_tokens):
                 mask[i] = True
     return mask if any(mask) else None
 
@@ -59,15 +60,30 @@ DOCSTRING_TOKENS = 160
 """At most this many tokens of a named definition's docstring are protected with its header."""
 
 
-def _docstring(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[TokenTag], start: int) -> list[int]:
-    """The tokens of the docstring opening the body that starts at ``start`` (past line breaks, an indent and a
-    view's untagged line prefixes), at most ``DOCSTRING_TOKENS``; [] when the body does not open with one."""
-    out: list[int] = []
+def _body(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[TokenTag], start: int,
+          code_tokens: int) -> list[int]:
+    """The tokens of the body that starts at ``start`` (just past a header): the docstring opening it, at most
+    ``DOCSTRING_TOKENS``, and its first ``code_tokens`` tagged code tokens (comments and docstrings aside; a
+    view's untagged line prefixes are not the body's). The body ends at the first token back at the header's
+    depth or shallower (the next definition, a module-level line)."""
+    depth = tags[start - 1].depth if start else 0
+    doc: list[int] = []
+    code: list[int] = []
     for i in range(start, len(tags)):
-        if tags[i].block_type == BlockType.DOCSTRING:
-            out.append(i)
-            if len(out) >= DOCSTRING_TOKENS:
-                break
-        elif tags[i].block_type != BlockType.NONE and text[offsets[i][0]:offsets[i][1]].strip():
+        tag = tags[i]
+        if tag.block_type == BlockType.NONE:
+            continue
+        if tag.block_type == BlockType.DOCSTRING and not code:
+            if len(doc) < DOCSTRING_TOKENS:
+                doc.append(i)
+            continue
+        blank = not text[offsets[i][0]:offsets[i][1]].strip()
+        if blank:
+            if code and len(code) < code_tokens:
+                code.append(i)  # a line break inside the body keeps its lines apart
+            continue
+        if tag.depth <= depth or len(code) >= code_tokens:
             break
-    return out
+        if tag.block_type not in (BlockType.COMMENT, BlockType.DOCSTRING):
+            code.append(i)
+    return doc + code

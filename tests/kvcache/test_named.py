@@ -76,21 +76,43 @@ def test_a_named_module_constant_is_protected(make_engine):
             assert "LIMIT_3 = 3" in _pinned_text(eng)
 
 
+_ESCAPE = ('def escape(pattern, special_only=True, literal_spaces=False):\n'
+           '    """Escape a string for use as a literal in a pattern. If special_only is\n'
+           '    True, escape only special characters."""\n'
+           '    if isinstance(pattern, bytes):\n        p = pattern.decode("latin-1")\n    return p\n\n'
+           'def purge():\n    """Clear the regular expression cache."""\n    _cache.clear()\n')
+
+
+def _numbered(code: str) -> str:
+    return "".join(f"{n:>6}\t{line}\n" for n, line in enumerate(code.splitlines(), 388))
+
+
 def test_a_named_definition_keeps_its_docstring(make_engine):
     """The docstring opening a named definition (its contract: what the parameters mean) is protected with the
-    header, in a raw view and behind a view's line numbers; another definition's docstring is not, nor the body
-    under it."""
-    code = ('def escape(pattern, special_only=True, literal_spaces=False):\n'
-            '    """Escape a string for use as a literal in a pattern. If special_only is\n'
-            '    True, escape only special characters."""\n'
-            '    if isinstance(pattern, bytes):\n        p = pattern.decode("latin-1")\n    return p\n\n'
-            'def purge():\n    """Clear the regular expression cache."""\n    _cache.clear()\n')
-    numbered = "".join(f"{n:>6}\t{line}\n" for n, line in enumerate(code.splitlines(), 388))
-    for view in (code, numbered):
-        eng = make_engine(policy="default", min_tokens=0)
+    header, in a raw view and behind a view's line numbers; another definition's docstring is not, nor (with
+    ``pin_named_body=0``) the body under it."""
+    for view in (_ESCAPE, _numbered(_ESCAPE)):
+        eng = make_engine(policy="default", min_tokens=0, pin_named_body=0)
         _session(eng, "`escape` is hard to mock; add a wrapper with the same signature.", view)
         protected = eng.tok.decode(eng.table["token"][eng.table["protect"]].tolist())
         assert "def escape(pattern, special_only=True, literal_spaces=False):" in protected
         assert "If special_only is" in protected and "escape only special characters" in protected
         assert "isinstance" not in protected and "latin" not in protected
         assert "Clear the regular expression cache" not in protected and "purge" not in protected
+
+
+def test_a_named_definition_keeps_the_start_of_its_body(make_engine):
+    """The first code of a named definition's body (how a wrapper or a fix sees the parameters used) is protected
+    up to ``pin_named_body`` tokens, in a raw view and behind line numbers; the body ends where the next
+    definition at its level starts."""
+    for view in (_ESCAPE, _numbered(_ESCAPE)):
+        for body in (128, 6):
+            eng = make_engine(policy="default", min_tokens=0, pin_named_body=body)
+            _session(eng, "`escape` is hard to mock; add a wrapper with the same signature.", view)
+            protected = eng.tok.decode(eng.table["token"][eng.table["protect"]].tolist())
+            assert "def escape(" in protected and "If special_only is" in protected
+            assert "if isinstance(pattern" in protected
+            assert ('p = pattern.decode("latin-1")' in protected) is (body == 128)
+            assert ("return p" in protected) is (body == 128)
+            assert "_cache.clear()" not in protected and "purge" not in protected
+            assert "388" not in protected  # a view's line numbers are not the body
