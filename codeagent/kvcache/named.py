@@ -10,7 +10,7 @@ from codeagent.kvcache.tags import BlockType, TokenTag
 
 _TICKED = re.compile(r"`([^`\n]{1,80})`")
 _EXT = r"\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|rb|md|txt|json|toml|ya?ml|cfg|ini)"
-_CODELIKE = re.compile(r"\b([A-Za-z_]\w*)\s*\(|\b(\w*_\w+|[a-z]+[A-Z]\w*)\b")
+_CODELIKE = re.compile(r"\b([A-Za-z_]\w*)\(|\b(\w*_\w+|[a-z]+[A-Z]\w*)\b")
 _DEFINES = re.compile(r"(?:\b(?:def|class|function|func|fn|struct|interface|type|enum|trait)\s+(?:\([^)]*\)\s*)?"
                       r"|\b)([A-Za-z_]\w*)\s*[(<:{=]")
 _PATHS = re.compile(rf"[^\s`'\"]*[/\\][^\s`'\"]*|[^\s`'\"]+{_EXT}\b")

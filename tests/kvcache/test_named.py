@@ -16,6 +16,8 @@ def test_issue_names_are_code_not_words_or_files():
     # a path's parts are not names, ticked or not: `fontTools/misc/__init__.py` does not name __init__
     assert issue_names("Help me continue writing `fontTools/misc/__init__.py` from where it stops.") == set()
     assert issue_names("See src/my_pkg/load_data.py and my_helper.py; call parse_args(argv).") == {"parse_args"}
+    # a word before a parenthesis in prose is not a call
+    assert issue_names("Make the suite pass again (a failure shows up) and fix parse_args (argv).") == {"parse_args"}
 
 
 def test_defined_name_in_several_languages():
