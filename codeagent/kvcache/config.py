@@ -152,8 +152,12 @@ class KVConfig(BaseModel):
     most this many lines, with its header: one-line wrappers and properties are code a continuation copies
     whole (a sibling's ``return`` line). 0: off."""
     pin_named: bool = True
-    """The headers of definitions the issue names (in backticks, called, or spelled like code) are kept like
-    the caller's protected spans: pinned, and never released or merged past the pinned cap."""
+    """The headers of definitions the issue names (in backticks, called, or spelled like code) are pinned, and
+    past the pinned cap released only down to ``named_cap``."""
+    named_cap: float = Field(0.5, gt=0.0, le=1.0)
+    """Past the pinned cap, the pinned slots of definitions the issue names may keep at most this share of the
+    budget; past it their lines are released before any other pin, the farthest into a body first, the headers
+    last: an issue naming many long definitions cannot crowd out every other pin."""
     pin_named_body: int = Field(128, ge=0)
     """With ``pin_named``, also protect the first this many code tokens of a named definition's body (its
     docstring is protected anyway): the lines a wrapper or a fix of that definition reads its parameters in.

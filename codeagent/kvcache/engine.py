@@ -206,7 +206,8 @@ class Engine:
         self.table.accumulate(mass, obs, ctx.queries, ctx.obs_queries, self.kv_cfg.attn_decay, self.steps)
 
     def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo,
-                  protect: list[bool] | None = None, names: list[str | None] | None = None) -> None:
+                  protect: list[bool] | None = None, names: list[str | None] | None = None,
+                  named: list[bool] | None = None) -> None:
         n = len(ids)
         self.table.extend(
             n,
@@ -221,6 +222,7 @@ class Engine:
             boundary=torch.tensor([t.is_boundary for t in tags], dtype=torch.bool),
             eol=torch.tensor([t.ends_line or self._ends_line(i) for i, t in zip(ids, tags)], dtype=torch.bool),
             protect=info.pinned if protect is None else torch.tensor(protect, dtype=torch.bool),
+            named=False if named is None else torch.tensor(named, dtype=torch.bool),
             name=-1 if names is None else torch.tensor(self.state.name_ids(names), dtype=torch.long),
         )
         self.logical += n
@@ -234,10 +236,12 @@ class Engine:
 
     def append_tokens(self, ids: list[int], tags: list[TokenTag] | None = None, info: SpanInfo | None = None,
                       kinds: list[SegmentKind] | None = None, compress: bool = True,
-                      protect: list[bool] | None = None, names: list[str | None] | None = None) -> int:
+                      protect: list[bool] | None = None, names: list[str | None] | None = None,
+                      named: list[bool] | None = None) -> int:
         """Prefill token ids (chunked), tagged, letting the manager make room first; ``protect`` marks single
         tokens to keep verbatim (default: all or none, as ``info.pinned`` says); ``names``: per token, the
-        name its definition header binds (``uses.defined_names``)."""
+        name its definition header binds (``uses.defined_names``); ``named``: per token, whether it belongs to
+        a definition the issue names (``named.naming_mask``)."""
         info = info or SpanInfo()
         n = len(ids)
         if n == 0:
@@ -255,7 +259,8 @@ class Engine:
                 self.manager.before_append(self.state, len(part))
             self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info,
                            None if protect is None else protect[s:s + chunk],
-                           None if names is None else names[s:s + chunk])
+                           None if names is None else names[s:s + chunk],
+                           None if named is None else named[s:s + chunk])
             self.manager.pin_rows(self.state, len(part))
             self._forward(part)
         self.segments += 1
@@ -273,8 +278,8 @@ class Engine:
         info = info or SpanInfo()
         ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
-        return self.append_tokens(ids, tags, info, compress=compress, protect=self._protect(text, offsets, tags, info),
-                                  names=self._names(text, offsets, tags))
+        return self.append_tokens(ids, tags, info, compress=compress, protect=info.protected(offsets),
+                                  names=self._names(text, offsets, tags), named=self._named(text, offsets, tags, info))
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -294,19 +299,15 @@ class Engine:
         self.state.defs.update(definitions(names))
         return names
 
-    def _protect(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo
-                 ) -> list[bool] | None:
-        """Per token: protected by the caller's ranges or as the header of a definition the issue names (None:
-        all or none, as ``info.pinned`` says). An issue span adds the names it mentions."""
-        mask = info.protected(offsets)
+    def _named(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo
+               ) -> list[bool] | None:
+        """Per token: whether it belongs to a definition the issue names (None: no token does). An issue span
+        adds the names it mentions."""
         if info.kind == SegmentKind.ISSUE:
             self.state.named |= issue_names(text)
-            return mask
+            return None
         cfg = self.manager.cfg
-        named = naming_mask(text, offsets, tags, self.state.named, cfg.pin_named_body) if cfg.pin_named else None
-        if named is None:
-            return mask
-        return [a or b for a, b in zip(mask or [info.pinned] * len(offsets), named)]
+        return naming_mask(text, offsets, tags, self.state.named, cfg.pin_named_body) if cfg.pin_named else None
 
     def append_message(self, role: str, content: str, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Render one chat message with the template and prefill it; scaffolding is tagged TEMPLATE."""
@@ -317,10 +318,13 @@ class Engine:
         ids = msg.ids
         tags = [NO_TAG] * len(head) + body_tags + [NO_TAG] * len(tail)
         kinds = [SegmentKind.TEMPLATE] * len(head) + [info.kind] * len(body) + [SegmentKind.TEMPLATE] * len(tail)
-        body_mask = self._protect(content, msg.offsets, body_tags, info)  # per token when only a part is protected
+        body_mask = info.protected(msg.offsets)  # per token when only a part is protected
         protect = None if body_mask is None else [False] * len(head) + body_mask + [False] * len(tail)
         names = [None] * len(head) + self._names(content, msg.offsets, body_tags) + [None] * len(tail)
-        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, protect=protect, names=names)
+        body_named = self._named(content, msg.offsets, body_tags, info)
+        named = None if body_named is None else [False] * len(head) + body_named + [False] * len(tail)
+        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, protect=protect, names=names,
+                                  named=named)
 
     def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Append the template's generation prompt (e.g. ``<|im_start|>assistant\\n``)."""

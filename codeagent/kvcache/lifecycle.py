@@ -21,11 +21,12 @@ def is_error(table: SlotTable) -> torch.Tensor:
 
 def pin_new(table: SlotTable, start: int, cfg: KVConfig, debug_open: bool) -> int:
     """Pin the new slots from ``start``: interface signatures, imports, the system prompt, the issue,
-    protected slots, and error lines while a debug round is open. Returns how many were pinned."""
+    protected slots, named definitions, and error lines while a debug round is open. Returns how many were pinned."""
     rows = slice(start, len(table))
     bt = table["block_type"][rows]
     kind = table["kind"][rows]
-    pin = table["protect"][rows] | (kind == int(SegmentKind.ISSUE)) | (kind == int(SegmentKind.SYSTEM))
+    pin = table["protect"][rows] | table["named"][rows]
+    pin |= (kind == int(SegmentKind.ISSUE)) | (kind == int(SegmentKind.SYSTEM))
     if cfg.pin_signatures:
         for b in PINNABLE_BLOCKS:
             pin |= bt == int(b)

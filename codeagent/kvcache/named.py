@@ -1,5 +1,6 @@
 """Definitions the issue names: the identifiers an issue mentions, and the header tokens of a span that
-define one of them (kept pinned past the pinned cap: the code a task is about outlives the rest)."""
+define one of them (pinned, and past the pinned cap kept up to ``kv.named_cap``: the code a task is about
+outlives the rest)."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def features(view: CacheView) -> torch.Tensor:
             (t["depth"].float().clamp(min=0) / 8).clamp(max=1),
             t["boundary"].float(),
             t["eol"].float(),
-            t["protect"].float(),
+            (t["protect"] | t["named"]).float(),  # trained when a named definition was a protected span
             (t["name"] >= 0).float(),
             (t["count"] > 1).float(),
             age / max(view.logical, 1),

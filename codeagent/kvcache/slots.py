@@ -25,6 +25,7 @@ COLUMNS: dict[str, torch.dtype] = {
     "count": torch.float32,  # tokens this slot stands for
     "state": torch.int8,  # State
     "protect": torch.bool,  # caller asked to keep it pinned
+    "named": torch.bool,  # part of a definition the issue names (pinned; the named cap may release it)
     "name": torch.long,  # id of the name the token's definition header binds (CacheState.names), -1 for none
     "cold": torch.int16,  # consecutive cold lifecycle checks
     "last_access": torch.long,  # forward step of the last above-uniform attention
@@ -226,5 +227,5 @@ class SlotTable:
 _DEFAULTS: dict[str, int | float | bool] = {
     "pos": 0, "token": 0, "seg": -1, "kind": int(SegmentKind.TEXT), "subtask": -1, "block_type": 0,
     "block_id": -1, "depth": 0, "boundary": False, "eol": False, "count": 1.0, "state": int(State.ACTIVE),
-    "protect": False, "name": -1, "cold": 0, "last_access": 0, "hits": 0.0,
+    "protect": False, "named": False, "name": -1, "cold": 0, "last_access": 0, "hits": 0.0,
 }

@@ -51,7 +51,7 @@ class CacheState:
     book: LifecycleBook = field(default_factory=LifecycleBook)
     counters: KVCounters = field(default_factory=KVCounters)
     named: set[str] = field(default_factory=set)
-    """Identifiers the issue spans name: headers defining one of them are protected (``kv.pin_named``)."""
+    """Identifiers the issue spans name: headers defining one of them are pinned (``kv.pin_named``)."""
     names: dict[str, int] = field(default_factory=dict)
     """Names definition headers bind, by id (the slot table's ``name`` column)."""
     uses: Counter[str] = field(default_factory=Counter)

@@ -71,7 +71,7 @@ def test_a_named_module_constant_is_protected(make_engine):
     for on in (True, False):
         eng = make_engine(policy="default", min_tokens=0, pinned_cap=0.1, pin_named=on, sink_tokens=2, recent_tokens=8)
         _session(eng, "`LIMIT_3` should be 4.", "import os\n" + consts + "\ndef f():\n    return LIMIT_3\n")
-        protected = eng.tok.decode(eng.table["token"][eng.table["protect"]].tolist())
+        protected = eng.tok.decode(eng.table["token"][eng.table["named"]].tolist())
         assert ("LIMIT_3 = 3" in protected) is on and "LIMIT_4 = 4" not in protected
         eng.manager.enforce(eng.state, budget=int((eng.table["state"] == int(State.PINNED)).sum()))
         if on:
@@ -96,7 +96,7 @@ def test_a_named_definition_keeps_its_docstring(make_engine):
     for view in (_ESCAPE, _numbered(_ESCAPE)):
         eng = make_engine(policy="default", min_tokens=0, pin_named_body=0)
         _session(eng, "`escape` is hard to mock; add a wrapper with the same signature.", view)
-        protected = eng.tok.decode(eng.table["token"][eng.table["protect"]].tolist())
+        protected = eng.tok.decode(eng.table["token"][eng.table["named"]].tolist())
         assert "def escape(pattern, special_only=True, literal_spaces=False):" in protected
         assert "If special_only is" in protected and "escape only special characters" in protected
         assert "isinstance" not in protected and "latin" not in protected
@@ -111,10 +111,36 @@ def test_a_named_definition_keeps_the_start_of_its_body(make_engine):
         for body in (128, 6):
             eng = make_engine(policy="default", min_tokens=0, pin_named_body=body)
             _session(eng, "`escape` is hard to mock; add a wrapper with the same signature.", view)
-            protected = eng.tok.decode(eng.table["token"][eng.table["protect"]].tolist())
+            protected = eng.tok.decode(eng.table["token"][eng.table["named"]].tolist())
             assert "def escape(" in protected and "If special_only is" in protected
             assert "if isinstance(pattern" in protected
             assert ('p = pattern.decode("latin-1")' in protected) is (body == 128)
             assert ("return p" in protected) is (body == 128)
             assert "_cache.clear()" not in protected and "purge" not in protected
             assert "388" not in protected  # a view's line numbers are not the body
+
+
+def test_named_definitions_give_way_first_past_their_share_of_the_budget(make_engine):
+    """An issue naming long definitions: past the pinned cap, their pinned lines beyond ``named_cap`` of the budget
+    are released before any other pin, the lines deepest into each body first, so every named header stays and
+    the other pins keep their room; with the share at 1 the other pins give way instead."""
+    source = Path(textwrap.__file__).read_text()
+    view = source[source.index("    def _munge_whitespace("):source.index("def dedent(")]
+    names = ["_split", "_handle_long_word", "_wrap_chunks"]
+    lost: dict[float, tuple[int, int]] = {}
+    for share in (0.2, 1.0):
+        eng = make_engine(policy="default", min_tokens=0, named_cap=share, sink_tokens=2, recent_tokens=8)
+        _session(eng, "These fail on tabs: " + ", ".join(f"`{n}`" for n in names) + ".", view)
+        t = eng.table
+        pinned = t["state"] == int(State.PINNED)
+        named, others = int((pinned & t["named"]).sum()), int((pinned & ~t["named"]).sum())
+        budget = int((named + others) / 0.85)  # the pins are past the pinned cap (0.75 of it)
+        excess = named + others - int(0.75 * budget)
+        assert named - 0.2 * budget > excess > 0 and others > excess
+        eng.manager.enforce(eng.state, budget=budget)
+        t = eng.table
+        pinned = t["state"] == int(State.PINNED)
+        lost[share] = (named - int((pinned & t["named"]).sum()), others - int((pinned & ~t["named"]).sum()))
+        assert all(f"def {n}(" in _pinned_text(eng) for n in names)
+    assert lost[0.2][0] > 0 and lost[0.2][1] == 0
+    assert lost[1.0][0] == 0 and lost[1.0][1] > 0

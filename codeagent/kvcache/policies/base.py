@@ -25,15 +25,16 @@ P = TypeVar("P")
 
 def _must_fit(must: torch.Tensor, view: CacheView, budget: int, edges: torch.Tensor) -> torch.Tensor:
     """Cut the must-keep set to the budget: recent and sinks (``edges``) first, then the issue (the task itself,
-    usually short), then what the caller protected, then the newest others."""
+    usually short), then what the caller protected, then the definitions the issue names, then the newest others."""
     if int(must.sum()) <= budget:
         return must
     struct = edges & must
     issue = must & (view.table["kind"] == int(SegmentKind.ISSUE)) & ~struct
     protect = must & view.table["protect"] & ~struct & ~issue
+    named = must & view.table["named"] & ~struct & ~issue & ~protect
     order = torch.argsort(view.table["pos"], descending=True)
     out = torch.zeros_like(must)
-    for group in (struct, issue, protect, must & ~struct & ~protect & ~issue):
+    for group in (struct, issue, protect, named, must & ~struct & ~protect & ~issue & ~named):
         for i in order[group[order]].tolist():
             if int(out.sum()) >= budget:
                 return out

@@ -12,6 +12,7 @@ import torch
 
 from codeagent.kvcache import lifecycle
 from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.named import HEADERS
 from codeagent.kvcache.policies.base import Apply, Policy, from_settings, line_units
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
@@ -44,6 +45,27 @@ def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) 
         elif kind != int(BlockType.NONE):
             head = None
         out.append(n)
+    return out
+
+
+NAMED_HEADERS = frozenset(int(b) for b in HEADERS)
+"""Block types of a named definition's header (``named_tail``)."""
+
+
+def named_tail(view: CacheView, pool: torch.Tensor, count: int) -> list[int]:
+    """At least ``count`` slots of ``pool`` (pinned slots of named definitions, ascending), whole lines, the
+    lines farthest below their definition's header first (the header itself last), older first among equals."""
+    bt = view.table["block_type"]
+    depth: list[int] = []  # per line: lines since the last header line
+    units = line_units(view, pool)
+    for u in units:
+        header = any(int(bt[i]) in NAMED_HEADERS for i in u)
+        depth.append(0 if header or not depth else depth[-1] + 1)
+    out: list[int] = []
+    for k in sorted(range(len(units)), key=lambda k: (-depth[k], k)):
+        if len(out) >= count:
+            break
+        out += units[k]
     return out
 
 
@@ -93,6 +115,7 @@ class Lifecycle:
     summary_entries: int = 4
     fold_commits: Literal["eager", "pressure"] = "pressure"
     pinned_cap: float = 0.75
+    named_cap: float = 0.5
     pinned_overflow: Literal["merge_oldest", "release_lowest", "evict_lowest"] = "evict_lowest"
     release_by: Literal["uses", "uses_bodies", "score"] = "uses"
     release_repeats: Literal["none", "globals", "all"] = "globals"
@@ -157,6 +180,15 @@ class Lifecycle:
             if plan is not None:
                 apply(plan, f"commit {name}")
 
+    def _release(self, state: CacheState, rows: list[int]) -> int:
+        """Unpin ``rows``: evictable under ``evict_lowest``, else active. Returns how many."""
+        released = torch.tensor(rows, dtype=torch.long)
+        evict = self.pinned_overflow == "evict_lowest"
+        state.table.cols["state"][released] = int(State.EVICTABLE if evict else State.ACTIVE)
+        state.counters.pinned_overflow += len(rows)
+        state.counters.events.append({"why": "pinned-cap", "released": len(rows)})
+        return len(rows)
+
     @staticmethod
     def _uses(state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
@@ -198,8 +230,9 @@ class Lifecycle:
         return (eligible & (similar & better).any(dim=1)).tolist()
 
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
-        """Past ``pinned_cap`` x budget pinned slots: merge the oldest pinned ones pairwise, or release whole
-        lines to the active state or as evictable (``pinned_overflow``), the least used definitions first
+        """Past ``pinned_cap`` x budget pinned slots: first release the lines of named definitions past
+        ``named_cap`` x budget (``named_tail``), then merge the oldest other pinned ones pairwise, or release
+        whole lines to the active state or as evictable (``pinned_overflow``), the least used definitions first
         (``release_by``)."""
         t = state.table
         cap = int(self.pinned_cap * budget)
@@ -208,7 +241,14 @@ class Lifecycle:
         if excess <= 0:
             return
         # the caller's protected slots and the issue (the task itself) are never released or merged
-        pinned = (is_pinned & ~t["protect"] & (t["kind"] != int(SegmentKind.ISSUE))).nonzero()[:, 0]
+        kept = t["protect"] | (t["kind"] == int(SegmentKind.ISSUE))
+        named = is_pinned & t["named"] & ~kept
+        over = min(int(named.sum()) - int(self.named_cap * budget), excess)
+        if over > 0:
+            excess -= self._release(state, named_tail(CacheView.of(state), named.nonzero()[:, 0], over))
+            if excess <= 0:
+                return
+        pinned = (is_pinned & ~kept & ~t["named"]).nonzero()[:, 0]
         if self.pinned_overflow != "merge_oldest":  # whole lines, the least used, then the lowest scoring first
             view = CacheView.of(state)
             scores = self.scores(view)
@@ -226,11 +266,7 @@ class Lifecycle:
                 if len(out) >= excess:
                     break
                 out += u
-            released = torch.tensor(out, dtype=torch.long)
-            evict = self.pinned_overflow == "evict_lowest"
-            t.cols["state"][released] = int(State.EVICTABLE if evict else State.ACTIVE)
-            state.counters.pinned_overflow += int(released.numel())
-            state.counters.events.append({"why": "pinned-cap", "released": int(released.numel())})
+            self._release(state, out)
             return
         merge, used = [], set()
         blocks = t["block_id"]
