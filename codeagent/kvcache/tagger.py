@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -819,12 +819,13 @@ def _python_reopen(text: str) -> str:
     """Headers that reopen the scopes of a Python view starting mid-block ("" when it starts at 0).
 
     The scopes are the first line's indent and the indents of the statements that follow it up to
-    the first line at column 0; a level holding definitions reopens as a class, others as a def. A
-    level where an ``elif``/``else`` (``except``/``finally``) continues a statement the view starts
-    inside reopens that statement as ``if _:`` (``try:``) one level in; a view starting on such a
-    clause gets a stub statement for it to continue.
+    the first line at column 0 (comment lines aside: their indent means nothing to Python); a level
+    holding definitions reopens as a class, others as a def. A level where an ``elif``/``else``
+    (``except``/``finally``) continues a statement the view starts inside reopens that statement as
+    ``if _:`` (``try:``) one level in; a view starting on such a clause gets a stub statement for it
+    to continue.
     """
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]  # as Python reads
     if not lines or _indent(lines[0]) == 0:
         return ""
     top = _indent(lines[0])  # the lowest indent seen so far: deeper lines belong to scopes already open
@@ -860,6 +861,18 @@ _PY_ATOM = re.compile(r"""[rRbBuUfF]{0,2}(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.
 """A one-line Python string or a comment: brackets inside them do not count."""
 _MARKUP_LINE = re.compile(rf"^[ \t]*{ELEMENT_LINE}[ \t]*$", re.MULTILINE)
 """An element alone on its line (a code-search tool's ``<span id='Foo.bar'>``, ``</code>``): never Python."""
+_ELIDED_LINE = re.compile(r"^([ \t]*)(?:\.\.\.|\u2026|\u22ee(?:\.\.\.)?)[ \t]*\n(?:[ \t]*\n)*(?=\1[ \t])", re.MULTILINE)
+"""A line standing for lines left out (Agentless's ``...``, a repository map's ``⋮...``) where the next code is
+indented deeper: no Python statement is (a stub body ``...`` is followed by a line at its indent or less). Parsed
+as a statement, one at column 0 before an indented piece would end every scope the piece is in."""
+
+
+def _blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` with the characters of ``spans`` (line breaks aside) made spaces."""
+    out = list(text)
+    for a, b in spans:
+        out[a:b] = re.sub(r"[^\n]", " ", text[a:b])
+    return "".join(out)
 
 
 class _Parsed(NamedTuple):
@@ -1377,10 +1390,12 @@ class StructureTagger:
         opened before or closed after) and, in Python, with and without the markup lines between its pieces."""
         tail = python_tail(text) if language == "python" else 0
         parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:] if tail else text  # blanked: no scope to break
-        variants = [(parsed, ())]
+        elided = tuple(m.span() for m in _ELIDED_LINE.finditer(parsed)) if language == "python" else ()
+        parsed = _blank(parsed, elided)  # ``...`` standing for lines left out: not code
+        variants = [(parsed, elided)]
         marks = tuple(m.span() for m in _MARKUP_LINE.finditer(parsed)) if language == "python" and "<" in parsed else ()
         if marks:  # ``<span id='f'>`` lines between the pieces
-            variants.append((_MARKUP_LINE.sub(lambda m: " " * len(m.group()), parsed), marks))
+            variants.append((_blank(parsed, marks), tuple(sorted(elided + marks))))
         best = None
         for variant, blanked in variants:
             if language == "python":

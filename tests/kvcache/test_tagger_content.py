@@ -1343,3 +1343,26 @@ def test_markup_lines_between_pieces_of_a_file_are_not_code(tagger):
             "Bar it.": B.DOCSTRING, "LIMIT": B.GLOBAL, "span id='Foo'": B.TEXT, "/span>\n\n<span id='Foo.bar": B.TEXT}
     for needle, block in want.items():
         assert tag_of(text, ivs, needle).block_type == block, needle
+
+
+@pytest.mark.parametrize("head, anchor, skip, name", [
+    ("### pkg/textwrap.py\n...\n", "                if hyphen > 0", 0, "_wrap_chunks(self"),
+    ("...\n\n", "                if hyphen > 0", 0, "_wrap_chunks(self"),
+    ("# filepath: pkg/textwrap.py\n", "chunks = self.wordsep_re.split(text)", 1, "_fix_sentence_endings(self"),
+])
+def test_a_path_comment_or_an_elision_line_does_not_close_a_view_s_scopes(tagger, head, anchor, skip, name):
+    """A piece of a file opening on a comment at column 0 (Agentless's ``### path``, Copilot's ``# filepath:``) or on a
+    ``...`` standing for the lines left out: neither ends the scopes the piece starts inside (Python ignores a
+    comment's indent; no statement is followed by deeper code), so the next method's header is a signature (here
+    after an ``else:`` that must reopen its ``if``). A stub body's ``...`` (code at its indent or less after it) is
+    still code."""
+    start = next(i for i, ln in enumerate(LINES) if anchor in ln) + skip
+    view = head + "".join(LINES[start:start + 30])
+    ivs = tagger.intervals(view, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    assert tag_of(view, ivs, name).block_type == B.FUNCTION_SIGNATURE
+    if "..." in head:
+        assert tag_of(view, ivs, "...").block_type == B.TEXT
+    stub = "class Reader(Protocol):\n    def read(self) -> bytes:\n        ...\n\n    def close(self) -> None: ...\n"
+    ivs = tagger.intervals(stub, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    assert tag_of(stub, ivs, "...").block_type == B.FUNCTION_BODY
+    assert tag_of(stub, ivs, "close(self").block_type == B.FUNCTION_SIGNATURE
