@@ -210,6 +210,20 @@ def _span(m: re.Match[str]) -> tuple[int, int]:
     return m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end()
 
 
+_CODE_ABOVE = re.compile(r"[ \t]+(?![-*+\u2022]\s|\d+[.)]\s)\S|[ \t]*(?:(?:async\s+)?def|class|if|elif|else|for|while|with|try|"
+                         r"except|finally)\b.*:[ \t]*$|.*\{[ \t]*$")
+"""A line code continues below: indented (a list item aside), or opening a block."""
+
+
+def _inside_code(text: str, start: int) -> bool:
+    """Whether the line at ``start`` is an indented line of code: a call standing alone in a function body
+    (``        self._destroy()`` in a file pasted raw) under an indented line or a block's header."""
+    if not text[start:start + 1].isspace() or text[start] == "\n":
+        return False
+    above = text[:start].rstrip().rsplit("\n", 1)[-1] if text[:start].strip() else ""
+    return bool(_CODE_ABOVE.match(above))
+
+
 def tool_call_spans(text: str) -> list[tuple[int, int]]:
     """Char ranges of the tool calls in ``text`` (sorted, disjoint): JSON, XML-ish, function-call
     lines, shell fences, ReAct steps, code actions and command lines."""
@@ -224,7 +238,7 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
     found += command_fences(text)
     for m in _FUNC_CALL.finditer(text):
         line = m.group(0)
-        if line.count("(") == line.count(")") and "\n" not in line.strip():
+        if line.count("(") == line.count(")") and "\n" not in line.strip() and not _inside_code(text, m.start()):
             found.append(_span(m))
     if not found and len(text.strip().splitlines()) <= 3:
         found += [_span(m) for m in _COMMAND_LINE.finditer(text)]

@@ -786,6 +786,21 @@ def test_plain_sentences_are_not_calls():
     assert tool_call_spans("<file><path>pkg/mod.py</path>\n<content>\nx = 1\n</content>\n</file>") == []
 
 
+
+def test_a_call_standing_alone_in_a_pasted_file_is_code():
+    """A file pasted raw into a message (a repomix pack): a line that only calls (``        self._destroy()``) under
+    an indented line or a block's header is the body it sits in, not a function-call style tool call; a call at
+    column 0, or indented under prose or a list item, still is one."""
+    text = ("Here is the file.\n\nclass Cursor:\n    def __del__(self):\n        self._destroy()\n\n"
+            "    def close(self):\n        for region in self._rlist:\n            region.release()\n")
+    assert tool_call_spans(text) == []
+    tagged = StructureTagger().intervals(text, SpanInfo(kind=K.TEXT))
+    assert tag_of(text, tagged, "self._destroy()").block_type == B.FUNCTION_BODY
+    assert tag_of(text, tagged, "region.release()").block_type == B.FUNCTION_BODY
+    for call in ('view_file(path="pkg/mod.py", start_line=1)', 'Next:\n  run_tests(path="tests")',
+                 '- read the parser first\n  view_file(path="pkg/parse.py")'):
+        assert tool_call_spans(call) != [], call
+
 NEW_DEF = "def build(root, strict=False):\n    if strict:\n        return os.path.join(root)\n    return root"
 
 
