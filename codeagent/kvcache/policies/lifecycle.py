@@ -48,18 +48,18 @@ def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) 
     return out
 
 
-NAMED_HEADERS = frozenset(int(b) for b in HEADERS)
+NAMED_HEADERS = torch.tensor([int(b) for b in HEADERS], dtype=torch.int8)
 """Block types of a named definition's header (``named_tail``)."""
 
 
 def named_tail(view: CacheView, pool: torch.Tensor, count: int) -> list[int]:
     """At least ``count`` slots of ``pool`` (pinned slots of named definitions, ascending), whole lines, the
     lines farthest below their definition's header first (the header itself last), older first among equals."""
-    bt = view.table["block_type"]
+    heads = set(pool[torch.isin(view.table["block_type"][pool], NAMED_HEADERS)].tolist())
     depth: list[int] = []  # per line: lines since the last header line
     units = line_units(view, pool)
     for u in units:
-        header = any(int(bt[i]) in NAMED_HEADERS for i in u)
+        header = any(i in heads for i in u)
         depth.append(0 if header or not depth else depth[-1] + 1)
     out: list[int] = []
     for k in sorted(range(len(units)), key=lambda k: (-depth[k], k)):
