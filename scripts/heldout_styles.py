@@ -32,6 +32,9 @@ marks), ``moatless`` (a ``<file_context>`` of ``<span id='...'>`` pieces), ``acr
 in ``<file>``/``<code>`` elements, ``<original>``/``<patched>`` patches), ``gemini`` (Gemini-CLI-like
 ``functionCall``/``functionResponse`` JSON, shell results as ``Command:``/``Stdout:``/``Exit Code:`` fields),
 ``continuedev`` (an IDE assistant: files attached as fences whose info string is ``python src/a.py (10-80)``).
+Round 27: ``autogen`` (an AutoGen-like pair: ``sh`` blocks run by a user proxy answering ``exitcode: 0 (execution
+succeeded)`` / ``Code output:``), ``agentless`` (a pipeline's ``--- BEGIN FILE ---`` fences opening on ``### path``,
+``...`` for lines left out), ``opencode`` (JSON ``read`` calls, files as ``00012| code`` inside ``<file>`` tags).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES [MIN-MAX own tokens]
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
@@ -55,6 +58,8 @@ in ``<file>``/``<code>`` elements, ``<original>``/``<patched>`` patches), ``gemi
         moatless,acr,own
     PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 127 1 next_line,next_line_raw,signature_recall,session \
         gemini,continuedev,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 137 1 next_line,next_line_raw,signature_recall,session \
+        autogen,agentless,opencode,own
 """
 
 from __future__ import annotations
@@ -1190,6 +1195,84 @@ class Continue(S.Style):
             self.add("user", "text", "Applied.", sub)
 
 
+class AutoGen(S.Style):
+    """An AutoGen-like pair of agents: the assistant writes a fenced ``sh`` or ``python`` block to run (no tool
+    calls), the user proxy answers ``exitcode: 0 (execution succeeded)`` and ``Code output:`` with the raw output;
+    an edit is a ``python`` block opening with a ``# filename:`` comment."""
+    system = ("You are a helpful AI assistant. Solve tasks using your coding and language skills. Suggest python code "
+              "(in a python coding block) or shell script (in a sh coding block) for the user to execute. Reply "
+              "\"TERMINATE\" when everything is done.")
+
+    def _result(self, code, output, sub):
+        verdict = "execution failed" if code else "execution succeeded"
+        self.add("user", "text", f"exitcode: {code} ({verdict})\nCode output: \n{output}", sub)
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"Let me look at the code first.\n```sh\nsed -n '{start},{end}p' {path}\n```",
+                 sub)
+        self._result(0, content, sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"Now run the tests.\n```sh\n{command}\n```", sub)
+        self._result(S._exit_code(log), log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"```{lang}\n# filename: {path}\n{code}\n```", sub)
+        if result is not None:
+            self._result(0, "", sub)
+
+
+class Agentless(S.Style):
+    """An Agentless-like pipeline (no agent loop, no tool calls): localised files pasted between ``--- BEGIN FILE
+    ---`` / ``--- END FILE ---`` as a fence opening on ``### path`` with ``...`` for the lines left out, a
+    reproduction run between ``--- BEGIN TEST OUTPUT ---`` markers, edits as ``### path`` SEARCH/REPLACE blocks."""
+    system = "You are an expert software engineer. Localise the bug from the files below and fix it."
+
+    def view(self, path, start, end, content, sub):
+        self.add("user", "text", f"Below are some code segments from a relevant file.\n--- BEGIN FILE ---\n```\n"
+                 f"### {path}\n{'...' if start > 1 else ''}\n{content}\n...\n```\n--- END FILE ---", sub)
+
+    def run(self, command, log, sub):
+        self.add("user", "text", f"The reproduction test `{command}` gives:\n--- BEGIN TEST OUTPUT ---\n{log}\n"
+                 "--- END TEST OUTPUT ---", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "text", f"```{lang}\n### {path}\n<<<<<<< SEARCH\n{head}\n=======\n{code}\n"
+                 ">>>>>>> REPLACE\n```", sub)
+        if result is not None:
+            self.add("user", "text", "The edit was applied.", sub)
+
+
+class OpenCode(S.Style):
+    """An opencode-like terminal agent: JSON tool calls (``read``, ``bash``, ``edit``) with camelCase arguments, a
+    file read back inside ``<file>`` tags as five-digit zero-padded numbers and ``| `` before each line, a shell
+    result as ``<stdout>`` with the exit code after."""
+    system = ("You are opencode, an interactive CLI tool that helps users with software engineering tasks. Use the "
+              "tools read, bash and edit; be concise.")
+
+    def _call(self, name, args, sub):
+        self.add("assistant", "tool_call", json.dumps({"tool": name, "input": args}), sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("read", {"filePath": f"/home/dev/repo/{path}", "offset": start - 1, "limit": end - start + 1},
+                   sub)
+        rows = "\n".join(f"{start + i:05d}| {ln}" for i, ln in enumerate(content.split("\n")))
+        self.add("tool", "tool_output", f"<file>\n{rows}\n\n(File has more lines. Use 'offset' parameter to read "
+                 f"beyond line {end})\n</file>", sub)
+
+    def run(self, command, log, sub):
+        self._call("bash", {"command": command, "description": "Run the tests"}, sub)
+        self.add("tool", "tool_output", f"<stdout>\n{log}\n</stdout>\n<exit_code>{S._exit_code(log)}</exit_code>",
+                 sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self._call("edit", {"filePath": f"/home/dev/repo/{path}", "oldString": head, "newString": code}, sub)
+        if result is not None:
+            self.add("tool", "tool_output", "Edit applied successfully.", sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
@@ -1199,7 +1282,8 @@ S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=Rep
                   respapi=RespApi, claudeterm=ClaudeTerm, pyrepr=PyRepr, lineobjs=LineObjs,
                   repomix=Repomix, compose=Compose, richpanel=RichPanel, junit=JUnit,
                   ansi=Ansi, mdindent=MdIndent, pdb=Pdb,
-                  moatless=Moatless, acr=Acr, gemini=GeminiCli, continuedev=Continue)
+                  moatless=Moatless, acr=Acr, gemini=GeminiCli, continuedev=Continue,
+                  autogen=AutoGen, agentless=Agentless, opencode=OpenCode)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
