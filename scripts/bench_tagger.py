@@ -15,7 +15,9 @@ Python ``repr()`` result (one line, ``\\n`` escapes), an OpenAI Responses API ou
 string: the escapes doubled), a numbered view in a rich panel (box borders, right border padded out, long lines
 wrapped under a blank gutter), ``docker compose logs`` (a source label on every line), a JUnit XML report holding
 the file (escaped), pdb's ``list`` of it, the file as a Markdown indented block under a label, a moatless-tools file
-context (``<span id='...'>`` lines between its classes) and ``bat --color=always`` (ANSI colours).
+context (``<span id='...'>`` lines between its classes), ``bat --color=always`` (ANSI colours), Agentless's pieces
+(a fence opening on ``### path``, a ``...`` elision line every 100 lines) and a repomix pack (the file raw in a
+user message under ``File: path`` between rules).
 """
 
 from __future__ import annotations
@@ -89,6 +91,11 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
         "moatless_spans": ("<file_context>\nlib/argparse.py\n```\n<span id='imports'>\n" + "".join(
             (f"</span>\n\n<span id='{ln.split()[1].split('(')[0].rstrip(':')}'>\n" if ln.startswith("class ") else "")
             + ln for ln in lines) + "</span>\n```\n</file_context>", "TEXT", None),
+        "agentless_pieces": ("--- BEGIN FILE ---\n```\n### lib/argparse.py\n" + "".join(
+            ("...\n" if i % 100 == 50 else "") + ln for i, ln in enumerate(lines)) + "...\n```\n--- END FILE ---",
+            "TEXT", None),
+        "repomix_pack": ("This file is a merged representation of the codebase, packed by Repomix.\n\n"
+                         f"================\nFile: lib/argparse.py\n================\n{text}", "TEXT", None),
         "bat_colour": ("".join(f"\x1b[90m{i:>4}\x1b[m " + ln.replace("def ", "\x1b[35mdef\x1b[m ").replace(
             "return ", "\x1b[35mreturn\x1b[m ") for i, ln in enumerate(lines, 1)), "TOOL_OUTPUT", None),
     }

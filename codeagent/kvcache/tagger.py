@@ -869,6 +869,8 @@ as a statement, one at column 0 before an indented piece would end every scope t
 
 def _blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """``text`` with the characters of ``spans`` (line breaks aside) made spaces."""
+    if not spans:
+        return text
     out = list(text)
     for a, b in spans:
         out[a:b] = re.sub(r"[^\n]", " ", text[a:b])
