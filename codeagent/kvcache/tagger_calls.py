@@ -210,18 +210,24 @@ def _span(m: re.Match[str]) -> tuple[int, int]:
     return m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end()
 
 
-_CODE_ABOVE = re.compile(r"[ \t]+(?![-*+\u2022]\s|\d+[.)]\s)\S|[ \t]*(?:(?:async\s+)?def|class|if|elif|else|for|while|with|try|"
-                         r"except|finally)\b.*:[ \t]*$|.*\{[ \t]*$")
+_CODE_ABOVE = re.compile(r"[ \t]+(?![-*+\u2022]\s|\d+[.)]\s)\S|[ \t]*(?:(?:async\s+)?def|class|if|elif|else|for|while|"
+                         r"with|try|except|finally)\b.*:[ \t]*$|.*\{[ \t]*$")
 """A line code continues below: indented (a list item aside), or opening a block."""
 
 
 def _inside_code(text: str, start: int) -> bool:
-    """Whether the line at ``start`` is an indented line of code: a call standing alone in a function body
-    (``        self._destroy()`` in a file pasted raw) under an indented line or a block's header."""
-    if not text[start:start + 1].isspace() or text[start] == "\n":
+    """Whether the line starting at ``start`` is an indented line of code: a call standing alone in a function
+    body (``        self._destroy()`` in a file pasted raw) under an indented line or a block's header (the
+    nearest line above that is not blank)."""
+    if text[start:start + 1] not in (" ", "\t"):
         return False
-    above = text[:start].rstrip().rsplit("\n", 1)[-1] if text[:start].strip() else ""
-    return bool(_CODE_ABOVE.match(above))
+    end = start - 1  # the line break ending the line above
+    while end > 0:
+        begin = text.rfind("\n", 0, end) + 1
+        if text[begin:end].strip():
+            return bool(_CODE_ABOVE.match(text, begin, end))
+        end = begin - 1
+    return False
 
 
 def tool_call_spans(text: str) -> list[tuple[int, int]]:
