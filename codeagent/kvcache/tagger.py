@@ -1391,7 +1391,7 @@ class StructureTagger:
         """``text`` parsed the way that leaves the fewest error bytes among its wraps (scopes reopened, a string
         opened before or closed after) and, in Python, with and without the markup lines between its pieces."""
         tail = python_tail(text) if language == "python" else 0
-        parsed = re.sub(r"[^\n]", " ", text[:tail]) + text[tail:] if tail else text  # blanked: no scope to break
+        parsed = _blank(text, ((0, tail),) if tail else ())  # blanked: no scope to break
         elided = tuple(m.span() for m in _ELIDED_LINE.finditer(parsed)) if language == "python" else ()
         parsed = _blank(parsed, elided)  # ``...`` standing for lines left out: not code
         variants = [(parsed, elided)]
