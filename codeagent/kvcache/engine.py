@@ -318,13 +318,15 @@ class Engine:
         ids = msg.ids
         tags = [NO_TAG] * len(head) + body_tags + [NO_TAG] * len(tail)
         kinds = [SegmentKind.TEMPLATE] * len(head) + [info.kind] * len(body) + [SegmentKind.TEMPLATE] * len(tail)
-        body_mask = info.protected(msg.offsets)  # per token when only a part is protected
-        protect = None if body_mask is None else [False] * len(head) + body_mask + [False] * len(tail)
+
+        def framed(mask: list[bool] | None) -> list[bool] | None:
+            """A per-token mask of the body (None: none) over the whole message, the scaffolding False."""
+            return None if mask is None else [False] * len(head) + mask + [False] * len(tail)
+
         names = [None] * len(head) + self._names(content, msg.offsets, body_tags) + [None] * len(tail)
-        body_named = self._named(content, msg.offsets, body_tags, info)
-        named = None if body_named is None else [False] * len(head) + body_named + [False] * len(tail)
-        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, protect=protect, names=names,
-                                  named=named)
+        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, names=names,
+                                  protect=framed(info.protected(msg.offsets)),
+                                  named=framed(self._named(content, msg.offsets, body_tags, info)))
 
     def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Append the template's generation prompt (e.g. ``<|im_start|>assistant\\n``)."""

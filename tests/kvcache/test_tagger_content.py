@@ -786,7 +786,6 @@ def test_plain_sentences_are_not_calls():
     assert tool_call_spans("<file><path>pkg/mod.py</path>\n<content>\nx = 1\n</content>\n</file>") == []
 
 
-
 def test_a_call_standing_alone_in_a_pasted_file_is_code():
     """A file pasted raw into a message (a repomix pack): a line that only calls (``        self._destroy()``) under
     an indented line or a block's header is the body it sits in, not a function-call style tool call; a call at
@@ -800,6 +799,7 @@ def test_a_call_standing_alone_in_a_pasted_file_is_code():
     for call in ('view_file(path="pkg/mod.py", start_line=1)', 'Next:\n  run_tests(path="tests")',
                  '- read the parser first\n  view_file(path="pkg/parse.py")'):
         assert tool_call_spans(call) != [], call
+
 
 NEW_DEF = "def build(root, strict=False):\n    if strict:\n        return os.path.join(root)\n    return root"
 
