@@ -122,6 +122,10 @@ class KVConfig(BaseModel):
     yet, which code not shown yet will; the score orders lines within a count, as a repository map ranks
     definitions by references), the same with a pinned short body counting its header's uses (uses_bodies:
     the body goes with its header, not before every header), or simply the lowest mean score (score)."""
+    release_waiting: Literal["globals", "definitions"] = "globals"
+    """Which definitions nothing uses yet count as used past the pinned cap (``release_by`` uses): module bindings
+    only (globals: a constant is defined to be used, by code not shown yet), or also functions and classes nothing
+    calls yet (definitions: the code being written next is what will call them)."""
     release_repeats: Literal["none", "globals", "all"] = "globals"
     """Past the pinned cap, among lines of one use count: release first those that repeat a better scoring pinned
     line (token-set Jaccard >= ``REPEAT_JACCARD``: a table of ``is_x = check('X')`` bindings), so one line of each

@@ -115,6 +115,27 @@ def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_
     assert "def alpha(value)" in kept["bodies"]  # the headers outlive the bodies released first
 
 
+def test_release_waiting_definitions_keeps_functions_nothing_calls_yet_like_constants(make_engine):
+    """``alpha`` is called once after the view, ``beta`` and ``gamma`` not at all. With ``release_waiting`` globals
+    the two uncalled functions count 0 uses and go before alpha; with ``definitions`` they wait for the code being
+    written next, like the constants, and alpha (1 use) and the imports go first."""
+    kept = {}
+    for waiting in ("globals", "definitions"):
+        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pinned_cap=0.6,
+                          release_waiting=waiting)
+        eng.append_message("user", "Fix the stash lookup.", SpanInfo(kind=SegmentKind.ISSUE))
+        eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        eng.append_message("user", "alpha(stash)\n", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+        pinned = int((eng.table["state"] == int(State.PINNED)).sum())
+        eng.manager.enforce(eng.state, budget=pinned)
+        assert eng.state.counters.pinned_overflow > 0
+        kept[waiting] = _pinned_lines(eng)
+    assert "def alpha(value)" in kept["globals"] and "def beta" not in kept["globals"]
+    assert "def beta(value)" in kept["definitions"] and "def gamma(value)" in kept["definitions"]
+    assert "def alpha" not in kept["definitions"] and "import os" not in kept["definitions"]
+    assert "LIMIT_KEY = make_key()" in kept["definitions"] and "OTHER_KEY = make_key()" in kept["definitions"]
+
+
 def test_uses_bodies_keeps_a_used_definitions_short_body_with_its_header(make_engine):
     """``alpha`` is called three times after the view. With ``release_by="uses"`` its one-line body binds no name and
     goes before every header; with ``uses_bodies`` it counts alpha's uses, so it stays with its header while the

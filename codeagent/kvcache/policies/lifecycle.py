@@ -28,6 +28,8 @@ USED = 3
 """``release_by="uses"``: uses past which a definition counts as simply used (the score decides among them)."""
 REPEAT_JACCARD = 0.5
 """``release_repeats``: token-set overlap past which a pinned line repeats another."""
+WAITING = {"globals": torch.tensor([int(BlockType.GLOBAL)]), "definitions": torch.tensor([int(b) for b in HEADERS])}
+"""``release_waiting``: the block types whose unused definitions count as used."""
 
 
 def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) -> list[int]:
@@ -118,6 +120,7 @@ class Lifecycle:
     named_cap: float = 0.5
     pinned_overflow: Literal["merge_oldest", "release_lowest", "evict_lowest"] = "evict_lowest"
     release_by: Literal["uses", "uses_bodies", "score"] = "uses"
+    release_waiting: Literal["globals", "definitions"] = "globals"
     release_repeats: Literal["none", "globals", "all"] = "globals"
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
@@ -189,13 +192,12 @@ class Lifecycle:
         state.counters.events.append({"why": "pinned-cap", "released": len(rows)})
         return len(rows)
 
-    @staticmethod
-    def _uses(state: CacheState) -> torch.Tensor:
+    def _uses(self, state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
-        ``USED``. A module binding the session never uses counts as used: a constant is defined to be used,
-        so one the shown code never reads is waiting for code not shown yet."""
+        ``USED``. A definition nothing uses yet counts as used when ``release_waiting`` names its kind (a module
+        binding; with ``definitions`` also a function or class): it is waiting for code not shown yet."""
         refs = state.refs().clamp(max=USED)
-        waiting = (state.table["block_type"] == int(BlockType.GLOBAL)) & (refs == 0)
+        waiting = torch.isin(state.table["block_type"], WAITING[self.release_waiting]) & (refs == 0)
         return torch.where(waiting, USED, refs)
 
     def _repeats(self, table: SlotTable, units: list[list[int]], uses: list[int], mean: list[float]) -> list[bool]:
