@@ -118,11 +118,11 @@ class KVConfig(BaseModel):
     the issue and the caller's protected spans stay."""
     release_by: Literal["uses", "uses_bodies", "score"] = "uses"
     """Which pinned lines the pinned cap unpins first: those defining the names the session uses least
-    (uses: a definition used three times or more counts as used, and so does a module constant nothing uses
-    yet, which code not shown yet will; the score orders lines within a count, as a repository map ranks
+    (uses: a definition used three times or more counts as used, and so does one nothing uses yet, which code
+    not shown yet will: ``release_waiting``; the score orders lines within a count, as a repository map ranks
     definitions by references), the same with a pinned short body counting its header's uses (uses_bodies:
     the body goes with its header, not before every header), or simply the lowest mean score (score)."""
-    release_waiting: Literal["globals", "definitions"] = "globals"
+    release_waiting: Literal["globals", "definitions"] = "definitions"
     """Which definitions nothing uses yet count as used past the pinned cap (``release_by`` uses): module bindings
     only (globals: a constant is defined to be used, by code not shown yet), or also functions and classes nothing
     calls yet (definitions: the code being written next is what will call them)."""

@@ -90,13 +90,14 @@ def _pinned_lines(eng) -> str:
 def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_engine):
     """``LIMIT_KEY`` is used four times after the view, nothing else is. By score its line (a module binding,
     weight 0.8) goes before the signatures (1.0); by use it outlives them, and so does ``OTHER_KEY``, a constant
-    nothing uses yet (code not shown yet will), while the unused functions and imports go. With their one-line
-    bodies pinned too (``pin_short_bodies``), the bodies, which bind no name, go before any header."""
+    nothing uses yet (code not shown yet will), while the unused functions (``release_waiting`` globals) and imports
+    go. With their one-line bodies pinned too (``pin_short_bodies``), the bodies, which bind no name, go before any
+    header."""
     kept = {}
     for release_by, short in (("score", 0), ("uses", 0), ("bodies", 2)):
         eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8,
                           release_by="uses" if release_by == "bodies" else release_by, pinned_cap=0.6,
-                          pin_short_bodies=short)
+                          pin_short_bodies=short, release_waiting="globals")
         eng.append_message("user", "Fix the stash lookup.", SpanInfo(kind=SegmentKind.ISSUE))
         eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
         eng.append_message("user", "stash[LIMIT_KEY] = 1\nstash.get(LIMIT_KEY)\ndel stash[LIMIT_KEY]\n"
@@ -139,11 +140,11 @@ def test_release_waiting_definitions_keeps_functions_nothing_calls_yet_like_cons
 def test_uses_bodies_keeps_a_used_definitions_short_body_with_its_header(make_engine):
     """``alpha`` is called three times after the view. With ``release_by="uses"`` its one-line body binds no name and
     goes before every header; with ``uses_bodies`` it counts alpha's uses, so it stays with its header while the
-    unused functions' bodies go."""
+    unused functions' bodies go (``release_waiting`` globals: an unused function counts 0 uses)."""
     kept = {}
     for release_by in ("uses", "uses_bodies"):
         eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, release_by=release_by,
-                          pinned_cap=0.6, pin_short_bodies=2)
+                          pinned_cap=0.6, pin_short_bodies=2, release_waiting="globals")
         eng.append_message("user", "Fix alpha.", SpanInfo(kind=SegmentKind.ISSUE))
         eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
         eng.append_message("user", "alpha(1)\nalpha(2)\nalpha(3)\n", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))

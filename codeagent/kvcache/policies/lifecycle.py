@@ -120,7 +120,7 @@ class Lifecycle:
     named_cap: float = 0.5
     pinned_overflow: Literal["merge_oldest", "release_lowest", "evict_lowest"] = "evict_lowest"
     release_by: Literal["uses", "uses_bodies", "score"] = "uses"
-    release_waiting: Literal["globals", "definitions"] = "globals"
+    release_waiting: Literal["globals", "definitions"] = "definitions"
     release_repeats: Literal["none", "globals", "all"] = "globals"
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
