@@ -61,8 +61,9 @@ _MD_CALL = re.compile(r"^[ \t]*\*\*[a-z_][\w.\-]*\*\*[ \t]+`[^`\n]+`[^\n]*(?:\n(
                      re.MULTILINE)
 """A call as a chat exported to Markdown shows it: the tool's name in bold, its argument in backquotes (``**read_file**
 `a.py` lines 1-80``), with the indented block below it (the code it passes)."""
-_CODE_USE = re.compile(r"\s*\w+[ \t]*[(=.]")
-"""A command word used as code: called, assigned or an attribute's owner."""
+_CODE_USE = re.compile(r"\s*\w+(?:[ \t]*[(=]|\.\w)")
+"""A command word used as code: called (``go()``), assigned or an attribute's owner (``git.Repo``; ``find .`` is a
+command)."""
 _JSON_CALL_KEYS = ("name", "function", "tool", "tool_calls", "tool_use", "arguments", "input", "command", "action")
 
 
@@ -247,7 +248,7 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
         if line.count("(") == line.count(")") and "\n" not in line.strip() and not _inside_code(text, m.start()):
             found.append(_span(m))
     if not found and len(text.strip().splitlines()) <= 3:
-        found += [_span(m) for m in _COMMAND_LINE.finditer(text)]
+        found += [_span(m) for m in _COMMAND_LINE.finditer(text) if not _CODE_USE.match(m.group(0))]
     found.sort()
     merged: list[tuple[int, int]] = []
     for s, e in found:
