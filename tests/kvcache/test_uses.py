@@ -82,7 +82,21 @@ def gamma(value):
 """
 
 
-def _pinned_lines(eng) -> str:
+def _read_view(make_engine, issue: str, after: str, **knobs):
+    """A default-policy engine (pinned cap 0.6) that read ``issue``, ``VIEW`` and ``after`` as a tool output."""
+    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pinned_cap=0.6, **knobs)
+    eng.append_message("user", issue, SpanInfo(kind=SegmentKind.ISSUE))
+    eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    eng.append_message("user", after, SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+    return eng
+
+
+def _pinned_past_the_cap(eng) -> str:
+    """Enforce a budget of as many slots as are pinned (60% of the pins may stay, the issue among them): the
+    pinned lines that stay."""
+    pinned = int((eng.table["state"] == int(State.PINNED)).sum())
+    eng.manager.enforce(eng.state, budget=pinned)
+    assert eng.state.counters.pinned_overflow > 0
     t = eng.table
     return eng.tok.decode(t["token"][t["state"] == int(State.PINNED)].tolist())
 
@@ -95,20 +109,13 @@ def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_
     header."""
     kept = {}
     for release_by, short in (("score", 0), ("uses", 0), ("bodies", 2)):
-        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8,
-                          release_by="uses" if release_by == "bodies" else release_by, pinned_cap=0.6,
-                          pin_short_bodies=short, release_waiting="globals")
-        eng.append_message("user", "Fix the stash lookup.", SpanInfo(kind=SegmentKind.ISSUE))
-        eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
-        eng.append_message("user", "stash[LIMIT_KEY] = 1\nstash.get(LIMIT_KEY)\ndel stash[LIMIT_KEY]\n"
-                           "assert LIMIT_KEY not in stash\n", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+        eng = _read_view(make_engine, "Fix the stash lookup.", "stash[LIMIT_KEY] = 1\nstash.get(LIMIT_KEY)\n"
+                         "del stash[LIMIT_KEY]\nassert LIMIT_KEY not in stash\n", pin_short_bodies=short,
+                         release_by="uses" if release_by == "bodies" else release_by, release_waiting="globals")
         assert eng.state.uses["LIMIT_KEY"] == 5 and eng.state.uses["alpha"] == 1
         refs = dict(zip(eng.table["name"].tolist(), eng.state.refs().tolist()))
         assert refs[eng.state.names["LIMIT_KEY"]] == 4 and refs[eng.state.names["alpha"]] == 0
-        pinned = int((eng.table["state"] == int(State.PINNED)).sum())
-        eng.manager.enforce(eng.state, budget=pinned)  # 60% of the pins may stay, the issue among them
-        assert eng.state.counters.pinned_overflow > 0
-        kept[release_by] = _pinned_lines(eng)
+        kept[release_by] = _pinned_past_the_cap(eng)
     assert "LIMIT_KEY = make_key()" in kept["uses"] and "OTHER_KEY = make_key()" in kept["uses"]
     assert "def alpha" not in kept["uses"] and "import os" not in kept["uses"]
     assert "LIMIT_KEY" not in kept["score"]
@@ -122,15 +129,8 @@ def test_release_waiting_definitions_keeps_functions_nothing_calls_yet_like_cons
     written next, like the constants, and alpha (1 use) and the imports go first."""
     kept = {}
     for waiting in ("globals", "definitions"):
-        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pinned_cap=0.6,
-                          release_waiting=waiting)
-        eng.append_message("user", "Fix the stash lookup.", SpanInfo(kind=SegmentKind.ISSUE))
-        eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
-        eng.append_message("user", "alpha(stash)\n", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
-        pinned = int((eng.table["state"] == int(State.PINNED)).sum())
-        eng.manager.enforce(eng.state, budget=pinned)
-        assert eng.state.counters.pinned_overflow > 0
-        kept[waiting] = _pinned_lines(eng)
+        eng = _read_view(make_engine, "Fix the stash lookup.", "alpha(stash)\n", release_waiting=waiting)
+        kept[waiting] = _pinned_past_the_cap(eng)
     assert "def alpha(value)" in kept["globals"] and "def beta" not in kept["globals"]
     assert "def beta(value)" in kept["definitions"] and "def gamma(value)" in kept["definitions"]
     assert "def alpha" not in kept["definitions"] and "import os" not in kept["definitions"]
@@ -143,15 +143,9 @@ def test_uses_bodies_keeps_a_used_definitions_short_body_with_its_header(make_en
     unused functions' bodies go (``release_waiting`` globals: an unused function counts 0 uses)."""
     kept = {}
     for release_by in ("uses", "uses_bodies"):
-        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, release_by=release_by,
-                          pinned_cap=0.6, pin_short_bodies=2, release_waiting="globals")
-        eng.append_message("user", "Fix alpha.", SpanInfo(kind=SegmentKind.ISSUE))
-        eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
-        eng.append_message("user", "alpha(1)\nalpha(2)\nalpha(3)\n", SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
-        pinned = int((eng.table["state"] == int(State.PINNED)).sum())
-        eng.manager.enforce(eng.state, budget=pinned)
-        assert eng.state.counters.pinned_overflow > 0
-        kept[release_by] = _pinned_lines(eng)
+        eng = _read_view(make_engine, "Fix alpha.", "alpha(1)\nalpha(2)\nalpha(3)\n", release_by=release_by,
+                         pin_short_bodies=2, release_waiting="globals")
+        kept[release_by] = _pinned_past_the_cap(eng)
     assert "return value + 1" not in kept["uses"] and "def alpha(value)" in kept["uses"]
     assert "def alpha(value):" in kept["uses_bodies"] and "return value + 1" in kept["uses_bodies"]
     assert "return value * 2" not in kept["uses_bodies"] and "return value - 3" not in kept["uses_bodies"]
