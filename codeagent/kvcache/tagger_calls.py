@@ -248,7 +248,7 @@ def tool_call_spans(text: str) -> list[tuple[int, int]]:
         if line.count("(") == line.count(")") and "\n" not in line.strip() and not _inside_code(text, m.start()):
             found.append(_span(m))
     if not found and len(text.strip().splitlines()) <= 3:
-        found += [_span(m) for m in _COMMAND_LINE.finditer(text) if is_command(m.group(0))]
+        found += [_span(m) for m in _COMMAND_LINE.finditer(text) if not _inside_code(text, m.start())]
     found.sort()
     merged: list[tuple[int, int]] = []
     for s, e in found:

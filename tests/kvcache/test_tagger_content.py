@@ -803,12 +803,15 @@ def test_a_call_standing_alone_in_a_pasted_file_is_code():
 
 
 def test_a_short_snippet_calling_a_command_word_is_code():
-    """A message of at most three lines with no call found falls back to command lines (``go test ./...``); a line
-    using a command word as code (``go()``, ``make(...)``, ``git.Repo(...)``) is not one, ``find . -name`` is."""
-    for code in ("class A:\n    go()\n", "result = make(cfg)\nmake(other)\n", "repo = git.Repo(root)"):
+    """A message of at most three lines with no call found falls back to command lines (``go test ./...``, an
+    interpreter agent's ``open(path).readlines()`` cell); a command word called inside a block (``go()`` under
+    ``class A:``) is code."""
+    for code in ("class A:\n    go()\n", "def build(cfg):\n    make(cfg)\n"):
         assert tool_call_spans(code) == [], code
-    for command in ("go test ./...", "find . -name '*.py'", "$ go build", "cd .. && ls"):
+    for command in ("go test ./...", "find . -name '*.py'", "$ go build", "cd .. && ls",
+                    "```python\nopen('pkg/mod.py').readlines()[0:80]\n```"):
         assert tool_call_spans(command) != [], command
+
 
 NEW_DEF = "def build(root, strict=False):\n    if strict:\n        return os.path.join(root)\n    return root"
 
