@@ -16,7 +16,7 @@ import pytest
 
 from codeagent.kvcache.languages import language_for_fence
 from codeagent.kvcache.tagger import StructureTagger
-from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, tool_call_spans
+from codeagent.kvcache.tagger_calls import call_language, call_paths, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, framed_rows,
     grep_rows, indented_rows, keyed_strings, language_candidates, line_label, numbered_hunks, numbered_rows,
@@ -811,6 +811,8 @@ def test_a_short_snippet_calling_a_command_word_is_code():
     for command in ("go test ./...", "find . -name '*.py'", "$ go build", "cd .. && ls",
                     "```python\nopen('pkg/mod.py').readlines()[0:80]\n```"):
         assert tool_call_spans(command) != [], command
+    # a fence's first line (SWE-agent): a dot after a space is an argument, a dot after the word an attribute
+    assert is_command("find . -name '*.py'") and not is_command("git.Repo(root)") and not is_command("open(path)")
 
 
 NEW_DEF = "def build(root, strict=False):\n    if strict:\n        return os.path.join(root)\n    return root"
