@@ -801,7 +801,6 @@ def test_a_call_standing_alone_in_a_pasted_file_is_code():
         assert tool_call_spans(call) != [], call
 
 
-
 def test_a_short_snippet_calling_a_command_word_is_code():
     """A message of at most three lines with no call found falls back to command lines (``go test ./...``, an
     interpreter agent's ``open(path).readlines()`` cell); a command word called inside a block (``go()`` under

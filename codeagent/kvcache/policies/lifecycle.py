@@ -28,7 +28,9 @@ USED = 3
 """``release_by="uses"``: uses past which a definition counts as simply used (the score decides among them)."""
 REPEAT_JACCARD = 0.5
 """``release_repeats``: token-set overlap past which a pinned line repeats another."""
-WAITING = {"globals": torch.tensor([int(BlockType.GLOBAL)]), "definitions": torch.tensor([int(b) for b in HEADERS])}
+NAMED_HEADERS = torch.tensor([int(b) for b in HEADERS], dtype=torch.int8)
+"""Block types of a definition's header: a function, a class, a module binding (``named_tail``, ``release_waiting``)."""
+WAITING = {"globals": torch.tensor([int(BlockType.GLOBAL)], dtype=torch.int8), "definitions": NAMED_HEADERS}
 """``release_waiting``: the block types whose unused definitions count as used."""
 
 
@@ -48,10 +50,6 @@ def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) 
             head = None
         out.append(n)
     return out
-
-
-NAMED_HEADERS = torch.tensor([int(b) for b in HEADERS], dtype=torch.int8)
-"""Block types of a named definition's header (``named_tail``)."""
 
 
 def named_tail(view: CacheView, pool: torch.Tensor, count: int) -> list[int]:
