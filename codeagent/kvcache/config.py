@@ -130,6 +130,11 @@ class KVConfig(BaseModel):
     """Past the pinned cap, among lines of one use count: release first those that repeat a better scoring pinned
     line (token-set Jaccard >= ``REPEAT_JACCARD``: a table of ``is_x = check('X')`` bindings), so one line of each
     shape and the unique ones stay: for module bindings (globals), for every pinned line (all), or not (none)."""
+    pin_repeated_uses: bool = True
+    """Once over budget, pin per defined name the newest cached line that uses it and whose text the session has
+    written twice or more (``return Settings(timeout, method, ...)``: the pattern the next such line copies;
+    a definition kept without any of its uses leaves the model guessing how it is called); the pinned cap ranks
+    it by the name's uses, as it ranks the definition."""
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""

@@ -26,7 +26,7 @@ from codeagent.kvcache.named import issue_names, naming_mask
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
-from codeagent.kvcache.uses import count, defined_names, definitions
+from codeagent.kvcache.uses import count, defined_names, definitions, line_keys
 from codeagent.protocols import Generation, KVStats, TokenCallback, TokenScore
 
 
@@ -207,7 +207,7 @@ class Engine:
 
     def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo,
                   protect: list[bool] | None = None, names: list[str | None] | None = None,
-                  named: list[bool] | None = None) -> None:
+                  named: list[bool] | None = None, lines: list[int] | None = None) -> None:
         n = len(ids)
         self.table.extend(
             n,
@@ -224,6 +224,7 @@ class Engine:
             protect=info.pinned if protect is None else torch.tensor(protect, dtype=torch.bool),
             named=False if named is None else torch.tensor(named, dtype=torch.bool),
             name=-1 if names is None else torch.tensor(self.state.name_ids(names), dtype=torch.long),
+            line=-1 if lines is None else torch.tensor(lines, dtype=torch.long),
         )
         self.logical += n
 
@@ -237,11 +238,12 @@ class Engine:
     def append_tokens(self, ids: list[int], tags: list[TokenTag] | None = None, info: SpanInfo | None = None,
                       kinds: list[SegmentKind] | None = None, compress: bool = True,
                       protect: list[bool] | None = None, names: list[str | None] | None = None,
-                      named: list[bool] | None = None) -> int:
+                      named: list[bool] | None = None, lines: list[int] | None = None) -> int:
         """Prefill token ids (chunked), tagged, letting the manager make room first; ``protect`` marks single
         tokens to keep verbatim (default: all or none, as ``info.pinned`` says); ``names``: per token, the
         name its definition header binds (``uses.defined_names``); ``named``: per token, whether it belongs to
-        a definition the issue names (``named.naming_mask``)."""
+        a definition the issue names (``named.naming_mask``); ``lines``: per token, its line's key
+        (``uses.line_keys``)."""
         info = info or SpanInfo()
         n = len(ids)
         if n == 0:
@@ -260,7 +262,8 @@ class Engine:
             self._add_rows(part, tags[s:s + chunk], kinds[s:s + chunk], info,
                            None if protect is None else protect[s:s + chunk],
                            None if names is None else names[s:s + chunk],
-                           None if named is None else named[s:s + chunk])
+                           None if named is None else named[s:s + chunk],
+                           None if lines is None else lines[s:s + chunk])
             self.manager.pin_rows(self.state, len(part))
             self._forward(part)
         self.segments += 1
@@ -279,7 +282,8 @@ class Engine:
         ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
         return self.append_tokens(ids, tags, info, compress=compress, protect=info.protected(offsets),
-                                  names=self._names(text, offsets, tags), named=self._named(text, offsets, tags, info))
+                                  names=self._names(text, offsets, tags), named=self._named(text, offsets, tags, info),
+                                  lines=self._lines(text, offsets))
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -298,6 +302,13 @@ class Engine:
         self.state.uses.update(count(text))
         self.state.defs.update(definitions(names))
         return names
+
+    def _lines(self, text: str, offsets: list[tuple[int, int]]) -> list[int]:
+        """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts."""
+        keys, counts, words = line_keys(text, offsets)
+        self.state.lines.update(counts)
+        self.state.line_words.update(words)
+        return keys
 
     def _named(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo
                ) -> list[bool] | None:
@@ -324,7 +335,8 @@ class Engine:
             return None if mask is None else [False] * len(head) + mask + [False] * len(tail)
 
         names = [None] * len(head) + self._names(content, msg.offsets, body_tags) + [None] * len(tail)
-        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, names=names,
+        lines = [-1] * len(head) + self._lines(content, msg.offsets) + [-1] * len(tail)
+        return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, names=names, lines=lines,
                                   protect=framed(info.protected(msg.offsets)),
                                   named=framed(self._named(content, msg.offsets, body_tags, info)))
 

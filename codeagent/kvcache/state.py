@@ -58,6 +58,10 @@ class CacheState:
     """How often the session has written each identifier (appended and generated text)."""
     defs: Counter[str] = field(default_factory=Counter)
     """How many definition headers of each name the session holds."""
+    lines: Counter[int] = field(default_factory=Counter)
+    """How often the session has appended each line text (the slot table's ``line`` keys)."""
+    line_words: dict[int, frozenset[str]] = field(default_factory=dict)
+    """The identifiers of each line key."""
 
     def name_ids(self, names: list[str | None]) -> list[int]:
         """Stable ids of ``names`` (-1 for None), new names registered."""

@@ -7,11 +7,14 @@ five times outlives a hook nothing calls, whatever format the session is in.
 
 from __future__ import annotations
 
+import bisect
 import re
+import zlib
 from collections import Counter
 from typing import Sequence
 
 from codeagent.kvcache.named import HEADERS, defined_name
+from codeagent.kvcache.tagger_content import numbered_rows
 from codeagent.kvcache.tags import BlockType, TokenTag
 
 IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -22,6 +25,7 @@ _USE = re.compile(r"^\s*(?:pub\s+)?use\s+(.+?);?\s*$")
 _GO_SPEC = re.compile(r"(?:([A-Za-z_]\w*)\s+)?\"([^\"]+)\"")
 _KEYWORD = re.compile(r"\b(?:from\s+\S+\s+import|import|(?:pub\s+)?use)\b")
 _FROM_JS = re.compile(r"\bfrom\s+[\"']")
+_BREAK = re.compile(r"\n|\\n")
 
 
 def count(text: str) -> Counter[str]:
@@ -91,3 +95,24 @@ def defined_names(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[
 def definitions(names: Sequence[str | None]) -> Counter[str]:
     """How many definitions of each name per-token ``names`` (``defined_names``) hold: one per run."""
     return Counter(n for i, n in enumerate(names) if n is not None and (i == 0 or names[i - 1] != n))
+
+
+def line_keys(text: str, offsets: Sequence[tuple[int, int]]
+              ) -> tuple[list[int], Counter[int], dict[int, frozenset[str]]]:
+    """Per token: the key of the stripped text of the line it starts on (one text, one key; a line ends at a
+    newline or at an escaped one inside a JSON string; a line-numbered view's numbers are not part of the text),
+    -1 on a line without an identifier; how many lines of ``text`` have each key; and each key's identifiers."""
+    starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+    ends = [s - (2 if text[s - 2:s] == "\\n" else 1) for s in starts[1:]] + [len(text)]
+    code = {s: c for s, c, _ in numbered_rows(text) or () if c >= 0}
+    per_line: list[int] = []
+    words: dict[int, frozenset[str]] = {}
+    for a, b in zip(starts, ends):
+        line = text[code.get(a, a):b].strip()
+        found = IDENT.findall(_ESCAPE.sub(" ", line))
+        key = zlib.crc32(line.encode("utf-8", "surrogatepass")) if found else -1
+        if found:
+            words[key] = frozenset(found)
+        per_line.append(key)
+    counts = Counter(k for k in per_line if k >= 0)
+    return [per_line[bisect.bisect_right(starts, a) - 1] for a, _ in offsets], counts, words

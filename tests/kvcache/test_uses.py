@@ -12,7 +12,7 @@ from codeagent.kvcache.policies.codecomp import CodeComp
 from codeagent.kvcache.policies.lifecycle import Lifecycle
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, State
-from codeagent.kvcache.uses import count, defined_names, definitions, import_names
+from codeagent.kvcache.uses import count, defined_names, definitions, import_names, line_keys
 
 
 def test_import_names_in_several_languages():
@@ -166,7 +166,66 @@ def test_generated_text_counts_and_a_snapshot_keeps_the_counts(make_engine):
     assert int((eng.table["name"] == eng.state.names["lookup"]).sum()) > 0
 
 
+def test_line_keys_give_one_key_per_line_text_raw_and_in_json():
+    code = "def f(a):\n    return Settings(a)\n\n        return Settings(a)\n)\n"
+    for text in (code, json.dumps({"content": code})):
+        offsets = _chars(text)
+        keys, counts, words = line_keys(text, offsets)
+        at = {text[i]: k for i, k in enumerate(keys) if text[i] in "dS)"}  # the first char of a line, or its `)`
+        repeated = [k for k, n in counts.items() if n == 2]
+        assert len(repeated) == 1 and words[repeated[0]] == {"return", "Settings", "a"}, text
+        assert at["S"] == repeated[0] and at["d"] != repeated[0]  # indentation aside, the same text
+        assert keys[text.rindex(")")] == -1  # a line without an identifier has no key
+        assert sum(counts.values()) == 3
+    numbered = "".join(f"{n:>6}\t{line}\n" for n, line in enumerate(code.splitlines(), 1))
+    keys, counts, _ = line_keys(numbered, _chars(numbered))
+    assert counts[repeated[0]] == 2 and keys[numbered.index("Settings")] == repeated[0]  # the numbers aside
 
+
+SETTINGS = """from collections import namedtuple
+
+Settings = namedtuple("Settings", ["timeout", "method"])
+
+
+def from_marker(marker):
+    timeout = marker.kwargs.get("timeout")
+    method = marker.kwargs.get("method")
+    return Settings(timeout, method)
+
+
+def from_config(config):
+    timeout = config.getvalue("timeout")
+    method = config.getvalue("method")
+    return Settings(timeout, method)
+
+
+def report(item, when):
+    message = "timed out after %s seconds" % item.timeout
+    stream = item.config.get_terminal_writer()
+    stream.line(message.center(80, "+"))
+    stream.line("while running %s at %s" % (item.nodeid, when))
+    stream.flush()
+"""
+
+
+def test_the_newest_repeated_use_of_a_definition_is_pinned_with_it(make_engine):
+    """``return Settings(timeout, method)`` is written twice: with ``pin_repeated_uses`` the newer copy is pinned
+    under ``Settings`` and outlives a budget that evicts the body lines around it; without it, both copies go.
+    ``report``'s lines are written once and stay unpinned either way."""
+    kept, pinned = {}, {}
+    for on in (True, False):
+        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pin_repeated_uses=on)
+        eng.append_message("user", "Make the timeout settings configurable.", SpanInfo(kind=SegmentKind.ISSUE))
+        eng.append_message("user", SETTINGS, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        eng.manager.enforce(eng.state, budget=len(eng.table) // 2)
+        t = eng.table
+        kept[on] = eng.tok.decode(t["token"].tolist())
+        pinned[on] = eng.tok.decode(t["token"][t["name"] == eng.state.names["Settings"]].tolist())
+    assert kept[True].count("return Settings(timeout, method)") == 1
+    assert pinned[True].count("return Settings(timeout, method)") == 1
+    assert "return Settings(timeout, method)" not in kept[False]
+    assert "Settings = namedtuple(" in kept[True] and "Settings = namedtuple(" in kept[False]
+    assert "stream.flush()" not in pinned[True]
 
 
 def test_past_the_pinned_cap_lines_repeating_a_better_one_go_first():

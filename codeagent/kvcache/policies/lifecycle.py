@@ -120,6 +120,7 @@ class Lifecycle:
     release_by: Literal["uses", "uses_bodies", "score"] = "uses"
     release_waiting: Literal["globals", "definitions"] = "definitions"
     release_repeats: Literal["none", "globals", "all"] = "globals"
+    pin_repeated_uses: bool = True
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -162,6 +163,8 @@ class Lifecycle:
             self._fold(state, *state.book.unfolded.pop(0), apply)
         if len(state.table) <= budget:
             return
+        if self.pin_repeated_uses:
+            self._pin_repeated_uses(state)
         self._cap_pinned(state, budget, apply)
         view = CacheView.of(state)
         lifecycle.mark_evictable(state.table, self.scores(view), len(state.table) - budget)
@@ -189,6 +192,35 @@ class Lifecycle:
         state.counters.pinned_overflow += len(rows)
         state.counters.events.append({"why": "pinned-cap", "released": len(rows)})
         return len(rows)
+
+    def _pin_repeated_uses(self, state: CacheState) -> None:
+        """Per defined name, pin the newest cached line that uses it and whose text the session has written twice
+        or more (``pin_repeated_uses``): the pattern the code around it repeats (``return Settings(timeout,
+        method, ...)``), which the next such line copies. Pinned under the name, so the pinned cap ranks it by
+        that name's uses, as it ranks the definition. A text with a pinned line already gets no second one."""
+        t = state.table
+        line = t["line"]
+        active = (line >= 0) & (t["state"] == int(State.ACTIVE)) & (t["name"] < 0)
+        if not state.names or not bool(active.any()):
+            return
+        held = set(line[t["state"] == int(State.PINNED)].tolist())
+        keys, last = torch.unique(line[active], return_inverse=True)
+        rows = active.nonzero()[:, 0]
+        newest = torch.full((len(keys),), -1, dtype=torch.long).scatter_reduce_(0, last, rows, reduce="amax")
+        best: dict[str, tuple[int, int]] = {}  # name -> (newest row, key) of its newest repeated use line
+        for key, row in zip(keys.tolist(), newest.tolist()):
+            if state.lines[key] < 2 or key in held:
+                continue
+            for name in state.line_words.get(key, ()):
+                if name in state.names and row > best.get(name, (-1, 0))[0]:
+                    best[name] = (row, key)
+        eol, cols = t["eol"], t.cols
+        for name, (row, key) in best.items():
+            start = row
+            while start > 0 and int(line[start - 1]) == key and not bool(eol[start - 1]) and bool(active[start - 1]):
+                start -= 1
+            cols["state"][start:row + 1] = int(State.PINNED)
+            cols["name"][start:row + 1] = state.names[name]
 
     def _uses(self, state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
