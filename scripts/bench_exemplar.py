@@ -5,7 +5,8 @@ function, a class, a module binding, an import) is pinned, but the body lines th
 other and are the first to go: the model keeps ``fault_key = StashKey[int]()`` and loses every
 ``config.stash[fault_key]``, the line it would copy. Each variant picks, for every defined name none of whose uses
 is pinned already, one line that uses it (the first or the last in the cache, or ``near``: the one sharing the
-most identifiers with the newest slots; lines end at a newline or at an escaped ``\\n`` inside a JSON string) and
+most identifiers with the newest slots, or ``rep``: the newest whose text repeats among the name's use lines, whether
+or not a use is pinned already; lines end at a newline or at an escaped ``\\n`` inside a JSON string) and
 either adds ``weight`` to that line's scores (``boost``) or pins it under the definition's name (``pin``: the
 pinned cap then ranks it by the definition's uses, as it ranks the header). Each task is prefilled once with the
 default policy and snapshotted; every (variant, budget) cell restores the snapshot, marks the lines, enforces the
@@ -26,6 +27,8 @@ import torch
 from measure import engine_and_decode, run_cells, slot_words, variant_parser
 
 LINE_BREAK = re.compile(r"\n|\\n")
+MIN_REPEATS = 2
+"""``rep`` picks, per defined name, the newest use line whose stripped text occurs this many times among its uses."""
 RECENT = 256
 """``near`` picks the use line sharing the most identifiers with this many newest slots."""
 
@@ -50,6 +53,16 @@ def use_lines(view, decode, names: dict[int, str], pick: str) -> list[str | None
                 already.add(w)
     shared = _shared_with_recent(line, word) if pick == "near" else {}
     chosen: dict[int, str] = {}
+    if pick == "rep":
+        texts = [t.strip() for t in LINE_BREAK.split(text)]
+        for w, lines in uses.items():
+            seen: dict[str, int] = defaultdict(int)
+            for ln in lines:
+                seen[texts[ln]] += 1
+            rep = [ln for ln in lines if seen[texts[ln]] >= MIN_REPEATS]
+            if rep:
+                chosen.setdefault(rep[-1], w)
+        return [chosen.get(ln) for ln in line]
     for w, lines in uses.items():
         if w not in already:
             at = {"first": lines[0], "last": lines[-1]}.get(pick)
@@ -67,7 +80,7 @@ def _shared_with_recent(line: list[int], word: list[str | None]) -> dict[int, in
 
 
 def main() -> None:
-    args = variant_parser(__doc__, "name:none|boost|pin:first|last|near[:weight]").parse_args()
+    args = variant_parser(__doc__, "name:none|boost|pin:first|last|near|rep[:weight]").parse_args()
 
     from codeagent.kvcache.policies.codecomp import CodeComp
     from codeagent.kvcache.scoring import importance
@@ -77,8 +90,8 @@ def main() -> None:
     variants: dict[str, tuple[str, str, float]] = {}
     for v in args.variant:
         name, how, pick, *weight = v.split(":")
-        if how not in ("none", "boost", "pin") or pick not in ("first", "last", "near"):
-            raise SystemExit(f"bad variant {v!r}: name:none|boost|pin:first|last|near[:weight]")
+        if how not in ("none", "boost", "pin") or pick not in ("first", "last", "near", "rep"):
+            raise SystemExit(f"bad variant {v!r}: name:none|boost|pin:first|last|near|rep[:weight]")
         variants[name] = (how, pick, float(weight[0]) if weight else 1.0)
     engine, decode = engine_and_decode(args.threads)
     boost: dict[str, torch.Tensor | None] = {"extra": None}
