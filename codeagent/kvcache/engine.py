@@ -304,10 +304,12 @@ class Engine:
         return names
 
     def _lines(self, text: str, offsets: list[tuple[int, int]]) -> list[int]:
-        """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts."""
+        """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts, the
+        identifiers of a text kept once it repeats (only a repeated text is read for them)."""
         keys, counts, words = line_keys(text, offsets)
-        self.state.lines.update(counts)
-        self.state.line_words.update(words)
+        seen = self.state.lines
+        seen.update(counts)
+        self.state.line_words.update((k, w) for k, w in words.items() if seen[k] >= 2)
         return keys
 
     def _named(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo
