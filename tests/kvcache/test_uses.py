@@ -226,6 +226,15 @@ def test_the_newest_repeated_use_of_a_definition_is_pinned_with_it(make_engine):
     assert "return Settings(timeout, method)" not in kept[False]
     assert "Settings = namedtuple(" in kept[True] and "Settings = namedtuple(" in kept[False]
     assert "stream.flush()" not in pinned[True]
+    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8)
+    eng.append_message("user", SETTINGS, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    for _ in range(2):  # a third copy later, enforced again: the text already has its pinned line
+        eng.manager.enforce(eng.state, budget=len(eng.table) // 2)
+        eng.append_message("user", "    return Settings(timeout, method)\n", SpanInfo(kind=SegmentKind.FILE_VIEW,
+                                                                                     language="python"))
+    t = eng.table
+    again = eng.tok.decode(t["token"][t["name"] == eng.state.names["Settings"]].tolist())
+    assert again.count("return Settings(timeout, method)") == 1
 
 
 def test_past_the_pinned_cap_lines_repeating_a_better_one_go_first():
