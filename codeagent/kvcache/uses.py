@@ -109,9 +109,10 @@ def line_keys(text: str, offsets: Sequence[tuple[int, int]]
     words: dict[int, frozenset[str]] = {}
     for a, b in zip(starts, ends):
         line = text[code.get(a, a):b].strip()
+        key = -1
         found = IDENT.findall(_ESCAPE.sub(" ", line))
-        key = zlib.crc32(line.encode("utf-8", "surrogatepass")) if found else -1
         if found:
+            key = zlib.crc32(line.encode("utf-8", "surrogatepass"))
             words[key] = frozenset(found)
         per_line.append(key)
     counts = Counter(k for k in per_line if k >= 0)

@@ -208,33 +208,42 @@ def report(item, when):
 """
 
 
+def _settings_read(make_engine, issue: str | None = None, **knobs):
+    """A default-policy engine that read ``issue`` (if any) and ``SETTINGS`` as a file view."""
+    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, **knobs)
+    if issue:
+        eng.append_message("user", issue, SpanInfo(kind=SegmentKind.ISSUE))
+    eng.append_message("user", SETTINGS, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    return eng
+
+
+def _pinned_under(eng, name: str) -> str:
+    """The cached text of the slots pinned under ``name`` (its definition and the lines pinned with it)."""
+    t = eng.table
+    return eng.tok.decode(t["token"][t["name"] == eng.state.names[name]].tolist())
+
+
 def test_the_newest_repeated_use_of_a_definition_is_pinned_with_it(make_engine):
     """``return Settings(timeout, method)`` is written twice: with ``pin_repeated_uses`` the newer copy is pinned
     under ``Settings`` and outlives a budget that evicts the body lines around it; without it, both copies go.
     ``report``'s lines are written once and stay unpinned either way."""
     kept, pinned = {}, {}
     for on in (True, False):
-        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pin_repeated_uses=on)
-        eng.append_message("user", "Make the timeout settings configurable.", SpanInfo(kind=SegmentKind.ISSUE))
-        eng.append_message("user", SETTINGS, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        eng = _settings_read(make_engine, "Make the timeout settings configurable.", pin_repeated_uses=on)
         eng.manager.enforce(eng.state, budget=len(eng.table) // 2)
-        t = eng.table
-        kept[on] = eng.tok.decode(t["token"].tolist())
-        pinned[on] = eng.tok.decode(t["token"][t["name"] == eng.state.names["Settings"]].tolist())
+        kept[on] = eng.tok.decode(eng.table["token"].tolist())
+        pinned[on] = _pinned_under(eng, "Settings")
     assert kept[True].count("return Settings(timeout, method)") == 1
     assert pinned[True].count("return Settings(timeout, method)") == 1
     assert "return Settings(timeout, method)" not in kept[False]
     assert "Settings = namedtuple(" in kept[True] and "Settings = namedtuple(" in kept[False]
     assert "stream.flush()" not in pinned[True]
-    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8)
-    eng.append_message("user", SETTINGS, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    eng = _settings_read(make_engine)
     for _ in range(2):  # a third copy later, enforced again: the text already has its pinned line
         eng.manager.enforce(eng.state, budget=len(eng.table) // 2)
         eng.append_message("user", "    return Settings(timeout, method)\n", SpanInfo(kind=SegmentKind.FILE_VIEW,
                                                                                      language="python"))
-    t = eng.table
-    again = eng.tok.decode(t["token"][t["name"] == eng.state.names["Settings"]].tolist())
-    assert again.count("return Settings(timeout, method)") == 1
+    assert _pinned_under(eng, "Settings").count("return Settings(timeout, method)") == 1
 
 
 def test_past_the_pinned_cap_lines_repeating_a_better_one_go_first():
