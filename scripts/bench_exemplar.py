@@ -6,7 +6,9 @@ other and are the first to go: the model keeps ``fault_key = StashKey[int]()`` a
 ``config.stash[fault_key]``, the line it would copy. Each variant picks, for every defined name none of whose uses
 is pinned already, one line that uses it (the first or the last in the cache, or ``near``: the one sharing the
 most identifiers with the newest slots, or ``rep``: the newest whose text repeats among the name's use lines, whether
-or not a use is pinned already; lines end at a newline or at an escaped ``\\n`` inside a JSON string) and
+or not a use is pinned already; lines end at a newline or at an escaped ``\\n`` inside a JSON string; or ``freq``:
+not per definition but per identifier the session wrote on ``FREQ`` lines or more, none of them pinned, its newest
+line, for ``boost`` only: such a name has no id to pin under) and
 either adds ``weight`` to that line's scores (``boost``) or pins it under the definition's name (``pin``: the
 pinned cap then ranks it by the definition's uses, as it ranks the header). Each task is prefilled once with the
 default policy and snapshotted; every (variant, budget) cell restores the snapshot, marks the lines, enforces the
@@ -19,6 +21,7 @@ budget and runs the bench's probe.
 from __future__ import annotations
 
 import bisect
+import keyword
 import math
 import re
 from collections import defaultdict
@@ -29,6 +32,8 @@ from measure import engine_and_decode, run_cells, slot_words, variant_parser
 LINE_BREAK = re.compile(r"\n|\\n")
 MIN_REPEATS = 2
 """``rep`` picks, per defined name, the newest use line whose stripped text occurs this many times among its uses."""
+FREQ = 4
+"""``freq`` picks the newest line of every identifier on this many lines or more, none of them pinned."""
 RECENT = 256
 """``near`` picks the use line sharing the most identifiers with this many newest slots."""
 
@@ -53,6 +58,20 @@ def use_lines(view, decode, names: dict[int, str], pick: str) -> list[str | None
                 already.add(w)
     shared = _shared_with_recent(line, word) if pick == "near" else {}
     chosen: dict[int, str] = {}
+    if pick == "freq":  # every identifier written FREQ times or more, none of them pinned: its newest line
+        lines_of: dict[str, list[int]] = defaultdict(list)
+        held: set[str] = set()
+        for j, w in enumerate(word):
+            if w is None or keyword.iskeyword(w):
+                continue
+            if pinned[j]:
+                held.add(w)
+            if not lines_of[w] or lines_of[w][-1] != line[j]:
+                lines_of[w].append(line[j])
+        for w, lines in lines_of.items():
+            if w not in held and len(lines) >= FREQ:
+                chosen.setdefault(lines[-1], w)
+        return [chosen.get(ln) for ln in line]
     if pick == "rep":
         texts = [t.strip() for t in LINE_BREAK.split(text)]
         for w, lines in uses.items():
@@ -79,8 +98,11 @@ def _shared_with_recent(line: list[int], word: list[str | None]) -> dict[int, in
     return shared
 
 
+USAGE = "name:none|boost|pin:first|last|near|rep|freq[:weight]"
+
+
 def main() -> None:
-    args = variant_parser(__doc__, "name:none|boost|pin:first|last|near|rep[:weight]").parse_args()
+    args = variant_parser(__doc__, USAGE).parse_args()
 
     from codeagent.kvcache.policies.codecomp import CodeComp
     from codeagent.kvcache.scoring import importance
@@ -90,8 +112,10 @@ def main() -> None:
     variants: dict[str, tuple[str, str, float]] = {}
     for v in args.variant:
         name, how, pick, *weight = v.split(":")
-        if how not in ("none", "boost", "pin") or pick not in ("first", "last", "near", "rep"):
-            raise SystemExit(f"bad variant {v!r}: name:none|boost|pin:first|last|near|rep[:weight]")
+        if how not in ("none", "boost", "pin") or pick not in ("first", "last", "near", "rep", "freq"):
+            raise SystemExit(f"bad variant {v!r}: {USAGE}")
+        if how == "pin" and pick == "freq":
+            raise SystemExit(f"bad variant {v!r}: freq lines are boosted, not pinned")
         variants[name] = (how, pick, float(weight[0]) if weight else 1.0)
     engine, decode = engine_and_decode(args.threads)
     boost: dict[str, torch.Tensor | None] = {"extra": None}
