@@ -8,9 +8,9 @@ snapshotted; every budget restores the snapshot, enforces it and scores the prob
 
     PYTHONPATH=. python scripts/token_flips.py --tasks T.jsonl --out flips.jsonl [--ids ID,ID] [--sure 0.5]
 
-Rows (one per task): the target's tokens, and per budget the top-1 predictions and the log-probabilities of the
-target's tokens. The summary: per family and budget, tokens right under ``full``, lost, gained, and how many of
-the lost ones ``full`` gave at least ``--sure`` probability.
+Rows (one per task): the target's tokens, and per budget the top-1 predictions, whether each is the target's token,
+and the log-probabilities of the target's tokens. The summary: per family and budget, tokens right under ``full``,
+lost, gained, and how many of the lost ones ``full`` gave at least ``--sure`` probability.
 """
 
 from __future__ import annotations
@@ -42,9 +42,11 @@ def task_row(engine, task) -> dict:
             engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
         info = SpanInfo(kind=SegmentKind.CODE)
         engine.start_assistant(compress=False)
-        engine.append(task.probe.prompt, info, compress=False)
+        if task.probe.prompt:
+            engine.append(task.probe.prompt, info, compress=False)
         logprobs, preds = engine.score(ids, info)
         row[str(budget)] = {"pred": [engine.tok.decode([p]) for p in preds],
+                            "hit": [p == i for p, i in zip(preds, ids)],
                             "logprob": [round(float(x), 3) for x in logprobs]}
     return row
 
@@ -54,12 +56,11 @@ def summary(rows: list[dict], sure: float) -> list[str]:
     acc: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for r in rows:
         full = r["1.0"]
-        right = [p == t for p, t in zip(full["pred"], r["target"])]
+        right = full["hit"]
         for budget in BUDGETS[1:]:
             cell = r[str(budget)]
             a = acc[(r["family"], str(budget))]
-            for i, t in enumerate(r["target"]):
-                hit = cell["pred"][i] == t
+            for i, hit in enumerate(cell["hit"]):
                 a[0] += right[i]
                 a[1] += right[i] and not hit
                 a[2] += hit and not right[i]
