@@ -23,19 +23,34 @@ from __future__ import annotations
 import bisect
 import keyword
 import math
-import re
 from collections import defaultdict
 
 import torch
 from measure import engine_and_decode, run_cells, slot_words, variant_parser
 
-LINE_BREAK = re.compile(r"\n|\\n")
+from codeagent.kvcache.uses import LINE_BREAK
+
 MIN_REPEATS = 2
 """``rep`` picks, per defined name, the newest use line whose stripped text occurs this many times among its uses."""
 FREQ = 4
 """``freq`` picks the newest line of every identifier on this many lines or more, none of them pinned."""
 RECENT = 256
 """``near`` picks the use line sharing the most identifiers with this many newest slots."""
+
+
+def _lines_per_word(word: list[str | None], line: list[int], pinned: list[bool], counts) -> tuple[dict, set[str]]:
+    """Per identifier that ``counts(j, w)`` accepts at slot ``j``: the lines it is on, in order; and the identifiers
+    with an accepted slot already pinned."""
+    lines_of: dict[str, list[int]] = defaultdict(list)
+    held: set[str] = set()
+    for j, w in enumerate(word):
+        if w is None or not counts(j, w):
+            continue
+        if not lines_of[w] or lines_of[w][-1] != line[j]:
+            lines_of[w].append(line[j])
+        if pinned[j]:
+            held.add(w)
+    return lines_of, held
 
 
 def use_lines(view, decode, names: dict[int, str], pick: str) -> list[str | None]:
@@ -45,33 +60,20 @@ def use_lines(view, decode, names: dict[int, str], pick: str) -> list[str | None
     text, starts, word = slot_words(table, decode)
     breaks = [m.start() for m in LINE_BREAK.finditer(text)]
     line = [bisect.bisect_left(breaks, s) for s in starts]
-    header = table["name"].tolist()
     pinned = view.pinned().tolist()
-    defined = {names[i] for i in header if i >= 0}
-    uses: dict[str, list[int]] = defaultdict(list)
-    already: set[str] = set()
-    for j, w in enumerate(word):
-        if w in defined and (header[j] < 0 or names[header[j]] != w):  # a use, not the name's own header
-            if not uses[w] or uses[w][-1] != line[j]:
-                uses[w].append(line[j])
-            if pinned[j]:
-                already.add(w)
-    shared = _shared_with_recent(line, word) if pick == "near" else {}
     chosen: dict[int, str] = {}
     if pick == "freq":  # every identifier written FREQ times or more, none of them pinned: its newest line
-        lines_of: dict[str, list[int]] = defaultdict(list)
-        held: set[str] = set()
-        for j, w in enumerate(word):
-            if w is None or keyword.iskeyword(w):
-                continue
-            if pinned[j]:
-                held.add(w)
-            if not lines_of[w] or lines_of[w][-1] != line[j]:
-                lines_of[w].append(line[j])
+        lines_of, held = _lines_per_word(word, line, pinned, lambda j, w: not keyword.iskeyword(w))
         for w, lines in lines_of.items():
             if w not in held and len(lines) >= FREQ:
                 chosen.setdefault(lines[-1], w)
         return [chosen.get(ln) for ln in line]
+    header = table["name"].tolist()
+    defined = {names[i] for i in header if i >= 0}
+    # a use, not the name's own header
+    uses, already = _lines_per_word(word, line, pinned,
+                                    lambda j, w: w in defined and (header[j] < 0 or names[header[j]] != w))
+    shared = _shared_with_recent(line, word) if pick == "near" else {}
     if pick == "rep":
         texts = [t.strip() for t in LINE_BREAK.split(text)]
         for w, lines in uses.items():

@@ -26,25 +26,20 @@ BUDGETS = (1.0, 0.25, 0.125)
 
 def task_row(engine, task) -> dict:
     """One prefill; per budget the probe's top-1 predictions and the target's log-probabilities."""
-    from codeagent.bench.runner import bench_kv_config, prefill_context
+    from codeagent.bench.runner import bench_kv_config, prefill_context, score_probe
     from codeagent.kvcache.manager import KVManager
-    from codeagent.kvcache.tags import SegmentKind, SpanInfo
 
     cfg = bench_kv_config("default")
     engine.manager = KVManager(cfg)
     prefill_context(engine, task, lifecycle=True)
     snap = engine.snapshot()
-    ids = list(engine.tok(task.probe.target, add_special_tokens=False)["input_ids"])
-    row = {"task_id": task.id, "family": task.family, "target": [engine.tok.decode([i]) for i in ids]}
+    row: dict = {"task_id": task.id, "family": task.family}
     for budget in BUDGETS:
         engine.restore(snap, KVManager(cfg))
         if budget < 1:
             engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
-        info = SpanInfo(kind=SegmentKind.CODE)
-        engine.start_assistant(compress=False)
-        if task.probe.prompt:
-            engine.append(task.probe.prompt, info, compress=False)
-        logprobs, preds = engine.score(ids, info)
+        ids, logprobs, preds = score_probe(engine, task)
+        row["target"] = [engine.tok.decode([i]) for i in ids]
         row[str(budget)] = {"pred": [engine.tok.decode([p]) for p in preds],
                             "hit": [p == i for p, i in zip(preds, ids)],
                             "logprob": [round(float(x), 3) for x in logprobs]}

@@ -140,16 +140,14 @@ class ProbeResult:
     decode_s: float
 
 
-def run_probe(engine, task: Task) -> ProbeResult:
-    """Append the probe (never compressed), score the target teacher-forced, roll back, then
-    generate greedily and compare with the target."""
+def score_probe(engine, task: Task) -> tuple[list[int], list[float], list[int]]:
+    """Append the probe (never compressed) and score its target teacher-forced, then roll the target back: the
+    target's token ids, their log-probabilities and the top-1 prediction at each."""
     from codeagent.kvcache.tags import SegmentKind, SpanInfo
 
-    target = task.probe.target
-    target_ids = list(engine.tok(target, add_special_tokens=False)["input_ids"])
+    target_ids = list(engine.tok(task.probe.target, add_special_tokens=False)["input_ids"])
     if not target_ids:
         raise InputError(f"task {task.id}: the target has no tokens")
-    compressions = engine.state.counters.compressions
     info = SpanInfo(kind=SegmentKind.CODE)
     engine.start_assistant(compress=False)
     if task.probe.prompt:
@@ -157,6 +155,18 @@ def run_probe(engine, task: Task) -> ProbeResult:
     mark = engine.mark()
     logprobs, preds = engine.score(target_ids, info)
     engine.rollback(mark)
+    return target_ids, logprobs, preds
+
+
+def run_probe(engine, task: Task) -> ProbeResult:
+    """Score the probe's target (``score_probe``), then generate greedily after the probe and compare with the
+    target."""
+    from codeagent.kvcache.tags import SegmentKind, SpanInfo
+
+    target = task.probe.target
+    compressions = engine.state.counters.compressions
+    target_ids, logprobs, preds = score_probe(engine, task)
+    info = SpanInfo(kind=SegmentKind.CODE)
     stop = None if "\n" in target.strip("\n") else ["\n"]
     gen = engine.generate(len(target_ids) + EXTRA_TOKENS, stop=stop, info=info)
     if engine.state.counters.compressions != compressions:

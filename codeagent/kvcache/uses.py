@@ -25,7 +25,8 @@ _USE = re.compile(r"^\s*(?:pub\s+)?use\s+(.+?);?\s*$")
 _GO_SPEC = re.compile(r"(?:([A-Za-z_]\w*)\s+)?\"([^\"]+)\"")
 _KEYWORD = re.compile(r"\b(?:from\s+\S+\s+import|import|(?:pub\s+)?use)\b")
 _FROM_JS = re.compile(r"\bfrom\s+[\"']")
-_BREAK = re.compile(r"\n|\\n")
+LINE_BREAK = re.compile(r"\n|\\n")
+"""A line ends at a newline, or at an escaped one when the code sits in a JSON string."""
 
 
 def count(text: str) -> Counter[str]:
@@ -102,7 +103,7 @@ def line_keys(text: str, offsets: Sequence[tuple[int, int]]
     """Per token: the key of the stripped text of the line it starts on (one text, one key; a line ends at a
     newline or at an escaped one inside a JSON string; a line-numbered view's numbers are not part of the text),
     -1 on a line without an identifier; how many lines of ``text`` have each key; and each key's identifiers."""
-    starts = [0] + [m.end() for m in _BREAK.finditer(text)]
+    starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
     ends = [s - (2 if text[s - 2:s] == "\\n" else 1) for s in starts[1:]] + [len(text)]
     code = {s: c for s, c, _ in numbered_rows(text) or () if c >= 0}
     per_line: list[int] = []
