@@ -77,9 +77,9 @@ class KVConfig(BaseModel):
     """Fraction of the logical length kept when budget_tokens is None (1.0 = no compression)."""
     min_tokens: int = Field(256, ge=0)
     """Below this many physical slots compression does nothing."""
-    structural_weight: float = 0.5
+    structural_weight: float = 0.4
     """Weight a of the structural term in score = a*structural + b*semantic + c*temporal."""
-    semantic_weight: float = 0.3
+    semantic_weight: float = 0.4
     """Weight b of the semantic (attention mass) term."""
     temporal_weight: float = 0.2
     """Weight c of the temporal (recency and access heat) term."""

@@ -19,8 +19,8 @@ class CodeComp(Policy):
     """score = a*structural + b*semantic + c*temporal; keeps the top, merges similar mid scorers
     within a block, drops the rest. Ignores lifecycle states."""
 
-    structural_weight: float = 0.5
-    semantic_weight: float = 0.3
+    structural_weight: float = 0.4
+    semantic_weight: float = 0.4
     temporal_weight: float = 0.2
     depth_decay: float = 0.85
     boundary_bonus: float = 0.2
