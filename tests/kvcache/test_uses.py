@@ -102,16 +102,18 @@ def _pinned_past_the_cap(eng) -> str:
 
 
 def test_past_the_pinned_cap_the_least_used_definitions_are_released_first(make_engine):
-    """``LIMIT_KEY`` is used four times after the view, nothing else is. By score its line (a module binding,
-    weight 0.8) goes before the signatures (1.0); by use it outlives them, and so does ``OTHER_KEY``, a constant
-    nothing uses yet (code not shown yet will), while the unused functions (``release_waiting`` globals) and imports
-    go. With their one-line bodies pinned too (``pin_short_bodies``), the bodies, which bind no name, go before any
-    header."""
+    """``LIMIT_KEY`` is used four times after the view, nothing else is. By a structure-led score (0.5 structural,
+    0.3 attention) its line (a module binding, weight 0.8) goes before the signatures (1.0); by use it outlives
+    them, and so does ``OTHER_KEY``, a constant nothing uses yet (code not shown yet will), while the unused
+    functions (``release_waiting`` globals) and imports go. With their one-line bodies pinned too
+    (``pin_short_bodies``), the bodies, which bind no name, go before any header."""
     kept = {}
     for release_by, short in (("score", 0), ("uses", 0), ("bodies", 2)):
+        weights = {"structural_weight": 0.5, "semantic_weight": 0.3} if release_by == "score" else {}
         eng = _read_view(make_engine, "Fix the stash lookup.", "stash[LIMIT_KEY] = 1\nstash.get(LIMIT_KEY)\n"
                          "del stash[LIMIT_KEY]\nassert LIMIT_KEY not in stash\n", pin_short_bodies=short,
-                         release_by="uses" if release_by == "bodies" else release_by, release_waiting="globals")
+                         release_by="uses" if release_by == "bodies" else release_by, release_waiting="globals",
+                         **weights)
         assert eng.state.uses["LIMIT_KEY"] == 5 and eng.state.uses["alpha"] == 1
         refs = dict(zip(eng.table["name"].tolist(), eng.state.refs().tolist()))
         assert refs[eng.state.names["LIMIT_KEY"]] == 4 and refs[eng.state.names["alpha"]] == 0
