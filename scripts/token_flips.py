@@ -39,7 +39,8 @@ def task_row(engine, task) -> dict:
         if budget < 1:
             engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
         ids, logprobs, preds = score_probe(engine, task)
-        row["target"] = [engine.tok.decode([i]) for i in ids]
+        if "target" not in row:
+            row["target"] = [engine.tok.decode([i]) for i in ids]
         row[str(budget)] = {"pred": [engine.tok.decode([p]) for p in preds],
                             "hit": [p == i for p, i in zip(preds, ids)],
                             "logprob": [round(float(x), 3) for x in logprobs]}
