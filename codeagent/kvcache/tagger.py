@@ -13,6 +13,7 @@ are TOOL_CALL, test logs and tool output are cut into ERROR and LOG lines, prose
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from operator import itemgetter
@@ -932,7 +933,35 @@ def _python_wraps(text: str) -> list[tuple[str, str]]:
             out.append((opened[0], closed[1]))
     if reopen:
         out.append(("", ""))
-    return out
+    return [(pre, post + _python_closers(pre + text + post)) for pre, post in out]
+
+
+_PY_STRING = (r'''[rRbBuUfF]{0,2}(?:"""(?:[^"\\]|\\.|"(?!""))*(?P<dq>""")?'''
+              r"""|'''(?:[^'\\]|\\.|'(?!''))*(?P<sq>''')?"""
+              r'''|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?)|#[^\n]*''')
+"""A Python string (a triple-quoted one to its end or the text's) or a comment."""
+_PY_STRINGS = re.compile(_PY_STRING)
+_BRACKETS = re.compile(r"[()\[\]{}]")
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def _python_closers(text: str) -> str:
+    """A line break and the brackets closing those ``text`` leaves open ("" when none, or when it ends inside a
+    triple-quoted string): a view cut inside a call or a literal then parses whole, not as an error that swallows
+    the statements before it. Brackets closing what opened before the view are ``python_tail``'s."""
+    stack: list[str] = []
+    for ch in _BRACKETS.findall(_PY_STRINGS.sub("", text)):
+        if ch in _CLOSER:
+            stack.append(_CLOSER[ch])
+        elif stack:
+            stack.pop()
+    if not stack:
+        return ""
+    last = deque(_PY_STRINGS.finditer(text), maxlen=1)  # the last string or comment, without a loop in Python
+    if last and last[0].end() == len(text) and not (last[0]["dq"] or last[0]["sq"]) \
+            and last[0].group(0).lstrip("rRbBuUfF")[:3] in ('"""', "'''"):
+        return ""  # ends inside a triple-quoted string: its own wrap closes it
+    return "\n" + "".join(reversed(stack))
 
 
 _QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//[^\n]*')

@@ -294,8 +294,9 @@ _TEST_LOG_MORE = re.compile(  # every branch anchored at a line start: a separat
     )""",
     re.MULTILINE | re.VERBOSE,
 )
-_TEST_COMMAND = re.compile(r"\b(?:pytest|py\.test|run_tests|unittest|tox|nox|npm (?:run )?test|yarn test|jest|"
-                           r"vitest|mocha|cargo test|go test|mvn test|gradle test|make test)\b")
+_TEST_COMMAND = re.compile(r"(?<![\w./-])(?:pytest|py\.test|run_tests|unittest|tox|nox|npm (?:run )?test|yarn test|"
+                           r"jest|vitest|mocha|cargo test|go test|mvn test|gradle test|make test)(?![\w/-]|\.\w)")
+"""A test runner named as a command word: never a path (``cat Lib/unittest/case.py``, ``open pytest.ini``)."""
 
 
 def looks_like_test_log(text: str, call_text: str | None = None) -> bool:

@@ -1394,3 +1394,104 @@ def test_a_path_comment_or_an_elision_line_does_not_close_a_view_s_scopes(tagger
     ivs = tagger.intervals(stub, SpanInfo(kind=K.FILE_VIEW, language="python"))
     assert tag_of(stub, ivs, "...").block_type == B.FUNCTION_BODY
     assert tag_of(stub, ivs, "close(self").block_type == B.FUNCTION_SIGNATURE
+
+
+VIEW_CUT_INSIDE_A_CALL = '''\
+    mapping = {
+        name: ("cid" + str(n).zfill(5) if n else ".notdef")
+        for n, name in enumerate(topDict.charset)
+    }
+    topDict.charset = [
+        "cid" + str(n).zfill(5) if n else ".notdef" for n in range(len(topDict.charset))
+    ]
+    charStrings.charStrings = {
+        mapping[name]: v for name, v in charStrings.charStrings.items()
+    }
+
+    topDict.ROS = ("Adobe", "Identity", 0)
+
+
+def convertCFF2ToCFF(font, *, updatePostTable=True):
+    if "CFF2" not in font:
+        raise ValueError("Input font does not contain a CFF2 table.")
+    cff = font["CFF2"].cff
+    _convertCFF2ToCFF(cff, font)
+    del font["CFF2"]
+    table = font["CFF "] = newTable("CFF ")
+    table.cff = cff
+
+    if updatePostTable and "post" in font:
+        # Only version supported for fonts with CFF table is 0x00030000 not 0x20000
+        post = font["post"]
+        if post.formatType == 2.0:
+            post.formatType = 3.0
+
+
+def main(args=None):
+    """Convert CFF2 OTF font to CFF OTF font"""
+    if args is None:
+        import sys
+
+        args = sys.argv[1:]
+
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        "fonttools cffLib.CFF2ToCFF",
+        description="Convert a non-variable CFF2 font to CFF.",
+    )
+    parser.add_argument(
+        "input", metavar="INPUT.ttf", help="Input OTF file with CFF table."
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUTPUT.ttf",
+        default=None,
+        help="Output instance OTF file (default: INPUT-CFF2.ttf).",
+    )
+    parser.add_argument(
+        "--no-recalc-timestamp",
+'''
+VIEW_CUT_INSIDE_A_STRING = '''\
+        self.value += self._funcs[3](p0, p1, p2, p3)
+
+
+AreaPen = partial(GreenPen, func=1)
+
+
+def printGreenPen(penName, funcs, file=sys.stdout, docstring=None):
+    if docstring is not None:
+        print('"""%s"""' % docstring)
+
+    print(
+        """from fontTools.pens.basePen import BasePen
+
+class %s(BasePen):
+
+    def __init__(self, glyphset=None):
+'''
+
+
+@pytest.mark.parametrize("piece", [VIEW_CUT_INSIDE_A_CALL, VIEW_CUT_INSIDE_A_STRING], ids=["call", "string"])
+def test_view_cut_inside_a_statement(tagger, piece):
+    """A view cut inside a call's arguments, or inside a string passed to a call after a one-line ``'\"\"\"%s\"\"\"'``
+    (fontTools' cffLib and symfont, as the bench's views cut them): its definitions are still signatures and its
+    statements bodies, not a string or an error swallowing them."""
+    for span in (SpanInfo(kind=K.FILE_VIEW, language="python"), SpanInfo(kind=K.TOOL_OUTPUT)):
+        ivs = tagger.intervals(piece, span)
+        covered(piece, ivs)
+        for m in re.finditer(r"^def (\w+)\(", piece, re.M):
+            assert tag_at(ivs, m.start(1)).block_type == B.FUNCTION_SIGNATURE, (m.group(1), span.kind)
+        for line in ("topDict.ROS", "del font", "self.value"):
+            if line in piece:
+                assert tag_of(piece, ivs, line).block_type == B.FUNCTION_BODY, line
+
+
+def test_a_path_naming_a_test_runner_is_not_a_test_run(tagger):
+    """``cat Lib/unittest/case.py`` shows a file; ``python -m unittest`` runs tests."""
+    assert not looks_like_test_log(CODE, "cat Lib/unittest/case.py")
+    assert not looks_like_test_log(CODE, "sed -n '1,80p' src/pytest/__init__.py")
+    assert not looks_like_test_log(CODE, 'view_file(path="unittest/util.py")')
+    for command in ("python -m unittest -v", "cd repo && pytest -x tests/", '{"command": "npm test"}', "go test ./..."):
+        assert looks_like_test_log("", command), command
