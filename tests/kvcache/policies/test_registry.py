@@ -71,3 +71,26 @@ def test_state_ranking_orders_slots_by_lifecycle_state(make_engine, code_ids):
     assert float(priority[:32].max()) < float(priority[32:].min())  # every committed slot below every active one
     factor = Lifecycle(AttentionRecency(), ranking="factor").scores(view)
     assert torch.allclose(factor[:32], 0.5 * AttentionRecency().scores(view)[:32])
+
+
+def test_policy_defaults_are_the_settings_defaults():
+    """A knob a policy dataclass shares with ``KVConfig`` has one default: the policy built in code (``CodeComp()``)
+    and the one built from untouched settings behave alike, and changing a default means changing both."""
+    import importlib
+    import pkgutil
+
+    import codeagent.kvcache.policies as package
+
+    settings = KVConfig()
+    classes = {obj for info in pkgutil.iter_modules(package.__path__)
+               for obj in vars(importlib.import_module(f"{package.__name__}.{info.name}")).values()
+               if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__.startswith(package.__name__)}
+    assert {CodeComp, Lifecycle, SnapKV, H2O} <= classes
+    checked = 0
+    for cls in classes:
+        for f in dataclasses.fields(cls):
+            if f.init and f.name in KVConfig.model_fields:
+                default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+                assert default == getattr(settings, f.name), (cls.__name__, f.name)
+                checked += 1
+    assert checked >= 20
