@@ -17,15 +17,15 @@ N = 2
 
 
 @pytest.fixture(scope="module")
-def built(tokenizer):
-    return build_tasks(0, N, tokenizer)
+def built(tokenizer, stdlib):
+    return build_tasks(0, N, tokenizer, roots=stdlib)
 
 
-def test_deterministic_for_a_seed(tokenizer, built):
-    again = build_tasks(0, N, tokenizer, families=["next_line", "signature_recall"])
+def test_deterministic_for_a_seed(tokenizer, built, stdlib):
+    again = build_tasks(0, N, tokenizer, families=["next_line", "signature_recall"], roots=stdlib)
     first = {t.id: t for t in built}
     assert again and all(t.model_dump() == first[t.id].model_dump() for t in again)
-    other = build_tasks(1, 1, tokenizer, families=["signature_recall"])
+    other = build_tasks(1, 1, tokenizer, families=["signature_recall"], roots=stdlib)
     assert other[0].segments != first["sigrecall-0-0000"].segments
 
 
@@ -40,9 +40,9 @@ def test_counts_ids_and_token_ranges(tokenizer, built):
         assert t.meta["source"] and t.meta["path"]
 
 
-def test_token_range_overrides_the_family_size(tokenizer):
+def test_token_range_overrides_the_family_size(tokenizer, stdlib):
     """``--tokens``: a session short enough for a small model's window in every style, still a session."""
-    short = build_tasks(0, 1, tokenizer, families=["session"], tokens=(3000, 4000))
+    short = build_tasks(0, 1, tokenizer, families=["session"], tokens=(3000, 4000), roots=stdlib)
     assert 3000 <= short[0].n_context_tokens <= 4000 < TOKEN_RANGES["session"][0]
     assert len(short[0].commits) >= 3 and short[0].probe.target
     assert build.parse_tokens(" 4000-5500") == (4000, 5500)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sysconfig
-from pathlib import Path
 
 import pytest
 
@@ -20,11 +18,10 @@ from codeagent.kvcache.tags import BlockType, SegmentKind
 
 
 @pytest.fixture(scope="module")
-def tasks(tokenizer):
-    """Built from the standard library only: site-packages change with every release on PyPI, and with them the
-    files a seed picks (tests/kvcache/test_tagger_content.py holds the views that once broke this test)."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    return build_tasks(0, 1, tokenizer, families=["signature_recall", "next_line_raw"], roots=[stdlib])
+def tasks(tokenizer, stdlib):
+    """From the standard library (tests/kvcache/test_tagger_content.py holds the views of a site-packages file that
+    once broke this test)."""
+    return build_tasks(0, 1, tokenizer, families=["signature_recall", "next_line_raw"], roots=stdlib)
 
 
 def test_every_style_keeps_the_problem(tasks, tokenizer):
