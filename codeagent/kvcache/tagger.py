@@ -1425,8 +1425,8 @@ class StructureTagger:
         parsed = _blank(parsed, elided)  # ``...`` standing for lines left out: not code
         variants = [(parsed, elided)]
         marks = tuple(m.span() for m in _MARKUP_LINE.finditer(parsed)) if language == "python" and "<" in parsed else ()
-        if marks:  # ``<span id='f'>`` lines between the pieces
-            variants.append((_blank(parsed, marks), tuple(sorted(elided + marks))))
+        if marks:  # ``<span id='f'>`` lines between the pieces, ``</output>`` after them: first, so it wins a tie
+            variants.insert(0, (_blank(parsed, marks), tuple(sorted(elided + marks))))
         best = None
         for variant, blanked in variants:
             if language == "python":

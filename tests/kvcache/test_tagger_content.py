@@ -1495,3 +1495,19 @@ def test_a_path_naming_a_test_runner_is_not_a_test_run(tagger):
     assert not looks_like_test_log(CODE, 'view_file(path="unittest/util.py")')
     for command in ("python -m unittest -v", "cd repo && pytest -x tests/", '{"command": "npm test"}', "go test ./..."):
         assert looks_like_test_log("", command), command
+
+
+def test_observation_starting_on_a_docstrings_close(tagger):
+    """A mini-swe-agent observation whose ``sed -n`` view starts on the line closing a docstring: ``</output>`` after
+    the code is markup, so the reading that opens the string before the view wins over the one that reads everything
+    after that line as a string (closed after ``</output>``), which parsed with no errors either."""
+    code = ('    """\n    if enabled():\n        warn_present()\n\n\nclass Finder:\n'
+            '    def find_spec(self, fullname, path, target=None):\n        if path is not None:\n'
+            '            return None\n        method = getattr(self, "spec_for_" + fullname, lambda: None)\n'
+            '        return method()\n\n    def spec_for_pip(self):\n        # the hook runs once\n        return None\n\n')
+    text = f"<returncode>0</returncode>\n<output>\n{code}</output>"
+    ivs = tagger.intervals(text, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    covered(text, ivs)
+    assert tag_of(text, ivs, "find_spec(").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "spec_for_pip(").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "warn_present()").block_type != B.DOCSTRING
