@@ -1504,7 +1504,8 @@ def test_observation_starting_on_a_docstrings_close(tagger):
     code = ('    """\n    if enabled():\n        warn_present()\n\n\nclass Finder:\n'
             '    def find_spec(self, fullname, path, target=None):\n        if path is not None:\n'
             '            return None\n        method = getattr(self, "spec_for_" + fullname, lambda: None)\n'
-            '        return method()\n\n    def spec_for_pip(self):\n        # the hook runs once\n        return None\n\n')
+            '        return method()\n\n    def spec_for_pip(self):\n        # the hook runs once\n'
+            '        return None\n\n')
     text = f"<returncode>0</returncode>\n<output>\n{code}</output>"
     ivs = tagger.intervals(text, SpanInfo(kind=K.FILE_VIEW, language="python"))
     covered(text, ivs)
