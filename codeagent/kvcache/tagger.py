@@ -936,11 +936,9 @@ def _python_wraps(text: str) -> list[tuple[str, str]]:
     return [(pre, post + _python_closers(pre + text + post)) for pre, post in out]
 
 
-_PY_STRING = (r'''[rRbBuUfF]{0,2}(?:"""(?:[^"\\]|\\.|"(?!""))*(?P<dq>""")?'''
-              r"""|'''(?:[^'\\]|\\.|'(?!''))*(?P<sq>''')?"""
-              r'''|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?)|#[^\n]*''')
-"""A Python string (a triple-quoted one to its end or the text's) or a comment."""
-_PY_STRINGS = re.compile(_PY_STRING)
+_PY_STRINGS = re.compile(r'''[rRbBuUfF]{0,2}(?:"""(?:[^"\\]|\\.|"(?!""))*(?P<dq>""")?'''
+                         r"""|'''(?:[^'\\]|\\.|'(?!''))*(?P<sq>''')?)|""" + _PY_ATOM.pattern)
+"""A Python string (a triple-quoted one to its end or the text's), or what ``_PY_ATOM`` matches."""
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 
