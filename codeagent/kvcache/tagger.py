@@ -936,9 +936,11 @@ def _python_wraps(text: str) -> list[tuple[str, str]]:
     return [(pre, post + _python_closers(pre + text + post)) for pre, post in out]
 
 
-_PY_STRINGS = re.compile(r'''[rRbBuUfF]{0,2}(?:"""(?:[^"\\]|\\.|"(?!""))*(?P<dq>""")?'''
-                         r"""|'''(?:[^'\\]|\\.|'(?!''))*(?P<sq>''')?)|""" + _PY_ATOM.pattern)
-"""A Python string (a triple-quoted one to its end or the text's), or what ``_PY_ATOM`` matches."""
+_PY_STRINGS = re.compile(r'''"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?P<dq>""")?'''
+                         r"""|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*(?P<sq>''')?"""
+                         r'''|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|#[^\n]*''')
+"""A Python string (a triple-quoted one to its end or the text's) or a comment, the loops unrolled; a prefix
+(``r``, ``f``) stays out of the match, which changes no count of brackets."""
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
 
@@ -947,8 +949,12 @@ def _python_closers(text: str) -> str:
     """A line break and the brackets closing those ``text`` leaves open ("" when none, or when it ends inside a
     triple-quoted string): a view cut inside a call or a literal then parses whole, not as an error that swallows
     the statements before it. Brackets closing what opened before the view are ``python_tail``'s."""
+    bare = _PY_STRINGS.sub("", text)
+    if all(bare.count(a) <= bare.count(b) for a, b in _CLOSER.items()):
+        return ""  # most views, without a loop in Python (a close of what opened before the view can hide an open
+        # bracket; python_tail blanks such lines at the view's start)
     stack: list[str] = []
-    for ch in _BRACKETS.findall(_PY_STRINGS.sub("", text)):
+    for ch in _BRACKETS.findall(bare):
         if ch in _CLOSER:
             stack.append(_CLOSER[ch])
         elif stack:
@@ -957,7 +963,7 @@ def _python_closers(text: str) -> str:
         return ""
     last = deque(_PY_STRINGS.finditer(text), maxlen=1)  # the last string or comment, without a loop in Python
     if last and last[0].end() == len(text) and not (last[0]["dq"] or last[0]["sq"]) \
-            and last[0].group(0).lstrip("rRbBuUfF")[:3] in ('"""', "'''"):
+            and last[0].group(0)[:3] in ('"""', "'''"):
         return ""  # ends inside a triple-quoted string: its own wrap closes it
     return "\n" + "".join(reversed(stack))
 
