@@ -1512,3 +1512,25 @@ def test_observation_starting_on_a_docstrings_close(tagger):
     assert tag_of(text, ivs, "find_spec(").block_type == B.FUNCTION_SIGNATURE
     assert tag_of(text, ivs, "spec_for_pip(").block_type == B.FUNCTION_SIGNATURE
     assert tag_of(text, ivs, "warn_present()").block_type != B.DOCSTRING
+
+
+@pytest.mark.parametrize("module", ["pkgutil", "asyncio.tasks"])
+def test_views_of_real_modules_cut_like_the_bench_keep_their_signatures(tagger, module):
+    """Views of the bench's recall targets cut as its views are (from 3-25 lines above a ``def`` to 12-75 below:
+    inside statements, strings and calls at both ends; ``scripts/tagger_views.py`` runs this over whole trees): the
+    ``def`` is a signature in every one. Both modules held a miss before views cut inside a call were read whole."""
+    import importlib
+
+    from codeagent.bench.build import find_functions, parse_source
+
+    path = Path(importlib.import_module(module).__file__)
+    sf = parse_source(path, path.name)
+    targets = find_functions(sf)
+    assert len(targets) >= 3
+    for func in targets:
+        for above, below in ((3, 12), (8, 40), (14, 75), (20, 12), (25, 40)):
+            start = max(1, func.lineno - above)
+            text = "\n".join(sf.lines[start - 1:func.lineno + below])
+            ivs = tagger.intervals(text, SpanInfo(kind=K.FILE_VIEW, language="python"))
+            tag = tag_at(ivs, text.index(f"def {func.name}(") + 4)
+            assert tag.block_type == B.FUNCTION_SIGNATURE, (module, func.name, start, func.lineno + below, tag)
