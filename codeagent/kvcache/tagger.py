@@ -943,20 +943,22 @@ _PY_STRINGS = re.compile(r'''"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?P<dq>""")?''
 (``r``, ``f``) stays out of the match, which changes no count of brackets."""
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
+_PY_HEADER = re.compile(r"([ \t]*)(?:(?:async[ \t]+)?(?:def|for|with)|class|if|elif|while|except)\b")
 
 
 def _python_closers(text: str) -> str:
     """A line break and the brackets closing those ``text`` leaves open ("" when none, or when it ends inside a
-    triple-quoted string): a view cut inside a call or a literal then parses whole, not as an error that swallows
-    the statements before it. Brackets closing what opened before the view are ``python_tail``'s."""
+    triple-quoted string), and a colon and ``pass`` when they opened in a compound statement's header: a view cut
+    inside a call, a literal or an ``if (`` then parses whole, not as an error that swallows the statements before
+    it. Brackets closing what opened before the view are ``python_tail``'s."""
     bare = _PY_STRINGS.sub("", text)
     if all(bare.count(a) <= bare.count(b) for a, b in _CLOSER.items()):
         return ""  # most views, without a loop in Python (a close of what opened before the view can hide an open
         # bracket; python_tail blanks such lines at the view's start)
-    stack: list[str] = []
-    for ch in _BRACKETS.findall(bare):
-        if ch in _CLOSER:
-            stack.append(_CLOSER[ch])
+    stack: list[tuple[str, int]] = []  # (closer, where its opener is in ``bare``)
+    for m in _BRACKETS.finditer(bare):
+        if m.group() in _CLOSER:
+            stack.append((_CLOSER[m.group()], m.start()))
         elif stack:
             stack.pop()
     if not stack:
@@ -965,7 +967,13 @@ def _python_closers(text: str) -> str:
     if last and last[0].end() == len(text) and not (last[0]["dq"] or last[0]["sq"]) \
             and last[0].group(0)[:3] in ('"""', "'''"):
         return ""  # ends inside a triple-quoted string: its own wrap closes it
-    return "\n" + "".join(reversed(stack))
+    line = bare[bare.rfind("\n", 0, stack[0][1]) + 1:]
+    closers = "".join(closer for closer, _ in reversed(stack))
+    header = _PY_HEADER.match(line)
+    if header:  # a compound statement's header cut inside its brackets: closed at its indent (closed at column 0,
+        # tree-sitter's scanner misreads the block after), then its colon and a stub body
+        return f"\n{header.group(1)}{closers}:\n{header.group(1)}    pass"
+    return "\n" + closers
 
 
 _QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//[^\n]*')

@@ -1534,3 +1534,21 @@ def test_views_of_real_modules_cut_like_the_bench_keep_their_signatures(tagger, 
             ivs = tagger.intervals(text, SpanInfo(kind=K.FILE_VIEW, language="python"))
             tag = tag_at(ivs, text.index(f"def {func.name}(") + 4)
             assert tag.block_type == B.FUNCTION_SIGNATURE, (module, func.name, start, func.lineno + below, tag)
+
+
+def test_view_cut_inside_a_headers_brackets(tagger):
+    """A view whose last line is an ``if (`` header cut inside its brackets (pydoc's ``getdocloc``): closed, the
+    header still needs its colon and a body, or the error takes the method with it."""
+    piece = ("\n    docmodule = docclass = docroutine = fail\n\n"
+             "    def getdocloc(self, object, basedir=sysconfig.get_path('stdlib')):\n"
+             '        """Return the location of module docs or None"""\n\n'
+             "        try:\n            file = inspect.getabsfile(object)\n        except TypeError:\n"
+             "            file = '(built-in)'\n\n"
+             '        docloc = os.environ.get("PYTHONDOCS", self.PYTHONDOCS)\n\n'
+             "        basedir = os.path.normcase(basedir)\n        if (isinstance(object, type(os)) and\n"
+             "            (object.__name__ in ('errno', 'exceptions', 'gc', 'imp',")
+    for span in (SpanInfo(kind=K.FILE_VIEW, language="python"), SpanInfo(kind=K.TOOL_OUTPUT)):
+        ivs = tagger.intervals(piece, span)
+        covered(piece, ivs)
+        assert tag_of(piece, ivs, "getdocloc(").block_type == B.FUNCTION_SIGNATURE, span.kind
+        assert tag_of(piece, ivs, "basedir = os.path").block_type == B.FUNCTION_BODY, span.kind
