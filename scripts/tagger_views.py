@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sysconfig
 from pathlib import Path
 
@@ -41,7 +40,7 @@ def main() -> None:
                 views = {"raw": "\n".join(lines),
                          "numbered": "\n".join(f"{start + k:>6}\t{ln}" for k, ln in enumerate(lines))}
                 for shape, text in views.items():
-                    at = re.search(rf"def {func.name}\(", text).start() + 4
+                    at = text.index(f"def {func.name}(") + 4
                     tag = next(t for s, e, t in tagger.intervals(text, info) if s <= at < e)
                     counts[shape][0] += 1
                     if tag.block_type != BlockType.FUNCTION_SIGNATURE:

@@ -919,7 +919,8 @@ def python_tail(text: str) -> int:
 def _python_wraps(text: str) -> list[tuple[str, str]]:
     """(prefix, suffix) pairs to try when parsing a Python view: reopened scopes; with an odd number
     of triple quotes, the view either starts inside a string (open one first) or ends inside one
-    (close it after); then nothing."""
+    (close it after); then nothing. Each suffix ends with the closers of the brackets left open
+    (``_python_closers``)."""
     reopen = _python_reopen(text)
     out = [(reopen, "")]
     quotes = [q for q in ('"""', "'''") if q in text]
@@ -952,9 +953,10 @@ def _python_closers(text: str) -> str:
     inside a call, a literal or an ``if (`` then parses whole, not as an error that swallows the statements before
     it. Brackets closing what opened before the view are ``python_tail``'s."""
     bare = _PY_STRINGS.sub("", text)
+    # most views end here without a loop in Python (a close of what opened before the view could hide an open
+    # bracket; python_tail blanks such lines at the view's start)
     if all(bare.count(a) <= bare.count(b) for a, b in _CLOSER.items()):
-        return ""  # most views, without a loop in Python (a close of what opened before the view can hide an open
-        # bracket; python_tail blanks such lines at the view's start)
+        return ""
     stack: list[tuple[str, int]] = []  # (closer, where its opener is in ``bare``)
     for m in _BRACKETS.finditer(bare):
         if m.group() in _CLOSER:
@@ -970,8 +972,8 @@ def _python_closers(text: str) -> str:
     line = bare[bare.rfind("\n", 0, stack[0][1]) + 1:]
     closers = "".join(closer for closer, _ in reversed(stack))
     header = _PY_HEADER.match(line)
-    if header:  # a compound statement's header cut inside its brackets: closed at its indent (closed at column 0,
-        # tree-sitter's scanner misreads the block after), then its colon and a stub body
+    if header:  # a header cut inside its brackets: closed at its indent (at column 0 tree-sitter's scanner
+        # misreads the block after), then its colon and a stub body
         return f"\n{header.group(1)}{closers}:\n{header.group(1)}    pass"
     return "\n" + closers
 
