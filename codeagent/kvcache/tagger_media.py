@@ -135,6 +135,76 @@ def clean_xml(text: str) -> Cleaned | None:
     return _splice(text, edits)
 
 
+_CDATA = re.compile(r"<!\[CDATA\[|\]\]>")
+
+
+def clean_cdata(text: str) -> Cleaned | None:
+    """A CDATA section outside an XML document (a tool's result as ``<result><![CDATA[ ... ]]></result>``): its marks
+    removed, so its first and last lines read as they were written. Only a ``]]>`` closing an opened section is a
+    mark (``a[b[0]]>1`` is Python)."""
+    if "<![CDATA[" not in text:
+        return None
+    edits: list[tuple[int, int, str]] = []
+    opened = False
+    for m in _CDATA.finditer(text):
+        if (m.group() == "<![CDATA[") != opened:
+            edits.append((m.start(), m.end(), ""))
+            opened = not opened
+    return _splice(text, edits) if edits else None
+
+
+# ------------------------------------------------------------------------------ another model's chat template
+_TEMPLATE_TOKEN = (r"(?:<\|[A-Za-z_][\w.\-\u2581]{0,40}\|>|<\uff5c[^\uff5c\n<>]{1,60}\uff5c>|<(?:start|end)_of_turn>"
+                   r"|</?s>|\[/?(?:INST|TOOL_CALLS|TOOL_RESULTS|AVAILABLE_TOOLS|SYSTEM_PROMPT|TOOL_CONTENT)\])")
+_TEMPLATE_RUN = re.compile(rf"^{_TEMPLATE_TOKEN}+(?:[\w.\-]+{_TEMPLATE_TOKEN}*)?(?=\r?$)|^{_TEMPLATE_TOKEN}+"
+                           rf"|{_TEMPLATE_TOKEN}+(?=\r?$)", re.MULTILINE)
+"""Another model's chat-template tokens (ChatML's ``<|im_start|>``, Llama's ``<|eot_id|>``, DeepSeek's
+``<｜tool▁output▁begin｜>``, Gemma's ``<end_of_turn>``, Mistral's ``[TOOL_RESULTS]``) that open or end a line: a prompt a
+client rendered itself, where a tool's result follows its tokens on the same line. A line of tokens and a role
+(``<|start_header_id|>ipython<|end_header_id|>``, ``<|im_start|>tool``) goes whole."""
+
+
+_TEMPLATE_MARKS = ("|>", "\uff5c>", "_of_turn>", "<s>", "</s>", "INST]", "TOOL_", "_TOOLS]", "_PROMPT]")
+"""What any template token holds: a text with none of them has none (checked before the pattern runs)."""
+
+
+def clean_template(text: str) -> Cleaned | None:
+    """A prompt rendered with another model's chat template (sent whole by a client): the template's tokens that
+    open or end a line removed, so a file shown right after ``<｜tool▁output▁begin｜>`` starts on its own first line
+    and one ending with ``<|eot_id|>`` ends on its last. Tokens inside a line (``"<|endoftext|>"`` in a tokenizer's
+    source) stay."""
+    if not any(mark in text for mark in _TEMPLATE_MARKS):
+        return None
+    clean, back = _rewrite(text, _TEMPLATE_RUN, lambda m: "")
+    return (clean, back) if len(clean) < len(text) else None
+
+
+# ------------------------------------------------------------------------------ a full-screen editor
+_FILLER = re.compile(r"^~[ \t]*$", re.MULTILINE)
+"""vi's and less's mark for a screen line past the end of the buffer."""
+_RULER = r"\d+,\d+(?:-\d+)?[ \t]+(?:Top|Bot|All|\d+%)"
+_EDITOR_STATUS = re.compile(rf'(?:"[^"\n]+"(?:[ \t]+\[[\w ]+\])*[ \t]+\d+L,[ \t]+\d+[BC]|--[ \t]*[A-Z]+[ \t]*--)?[ \t]*'
+                            rf"(?:{_RULER})?[ \t]*\r?\Z")
+"""The last line of vim's screen: its message (``"pkg/mod.py" 120L, 3456B``, ``-- INSERT --``) and ruler (``19,1
+Top``)."""
+
+
+def clean_filler(text: str) -> Cleaned | None:
+    """An editor's screen (vim, ``less``): the ``~`` that marks each line past the end of the file removed (the line
+    kept, blank), and vim's message and ruler under them; no language has a line of ``~`` alone, and parsed as code
+    either is an error at the end of the file."""
+    if "\n~" not in text:
+        return None
+    edits = [(m.start(), m.end(), "") for m in _FILLER.finditer(text)]
+    if not edits:
+        return None
+    last = text.rfind("\n") + 1
+    status = _EDITOR_STATUS.match(text, last)
+    if last > edits[-1][1] and status and status.end() > last:
+        edits.append((last, status.end(), ""))
+    return _splice(text, edits)
+
+
 # ------------------------------------------------------------------------------ a terminal screen
 PROMPT = re.compile(
     r"^(?:(?:\([\w.\-]+\) )?[\w.\-]+@[\w.\-]+(?::[^\n#$]{0,200}[#$]| [\w.\-~/]{1,200} ?[%>#$]) "
@@ -235,10 +305,10 @@ def clean_terminal(text: str) -> Cleaned | None:
 
 
 def clean(text: str) -> Cleaned | None:
-    """``text`` cleaned of every medium found in it (colours, then HTML or XML, then a terminal's wraps), or None
-    when none was."""
+    """``text`` cleaned of every medium found in it (colours, then HTML or XML, CDATA marks, another model's
+    template tokens, an editor's filler lines, then a terminal's wraps), or None when none was."""
     out: Cleaned | None = None
-    for step in (clean_ansi, clean_html, clean_xml, clean_terminal):
+    for step in (clean_ansi, clean_html, clean_xml, clean_cdata, clean_template, clean_filler, clean_terminal):
         got = step(out[0] if out else text)
         if got is not None:
             out = got if out is None else (got[0], compose(out[1], got[1]))

@@ -7,7 +7,9 @@ import html
 import textwrap
 from pathlib import Path
 
-from codeagent.kvcache.tagger_media import clean, clean_ansi, clean_html, clean_terminal, clean_xml, prompts
+from codeagent.kvcache.tagger_media import (
+    clean, clean_ansi, clean_cdata, clean_filler, clean_html, clean_template, clean_terminal, clean_xml, prompts,
+)
 
 SOURCE = Path(textwrap.__file__).read_text()
 PROMPT = "root@4c1d8e2a9b7f:/app# "
@@ -138,3 +140,35 @@ def test_media_compose():
     assert "def f(a, b):\n    return a < b\n" in plain
     assert "\x1b" not in plain and "&lt;" not in plain
     assert text[back[plain.index("return")]:].startswith("return")
+
+
+def test_cdata_marks_removed_outside_an_xml_document():
+    code = "def f(x):\n    return x[0]\n"
+    text = f"<result><![CDATA[\n{code}]]></result>\nif a[b[0]]>1: pass"
+    got = clean_cdata(text)
+    maps_back(text, got)
+    assert got[0] == f"<result>\n{code}</result>\nif a[b[0]]>1: pass"  # a ``]]>`` closing no section stays
+    assert clean_cdata("if a[b[0]]>1:\n    pass\n") is None  # no section opened: Python
+    assert clean("x = a[b[0]]>1\n") is None
+
+
+def test_template_tokens_at_a_lines_ends_removed_and_inside_it_kept():
+    text = ("<|im_start|>tool\n    return x\n<|im_end|>\n"
+            "<\uff5ctool\u2581output\u2581begin\uff5c>        else:\n            pass<\uff5ctool\u2581output\u2581end\uff5c>\n"
+            'EOS = "<|endoftext|>"  # a tokenizer\'s source\n')
+    got = clean_template(text)
+    maps_back(text, got)
+    plain = got[0]
+    assert plain == ("\n    return x\n\n        else:\n            pass\n"
+                     'EOS = "<|endoftext|>"  # a tokenizer\'s source\n')
+    assert clean_template('EOS = "<|endoftext|>"\nBOS = "<s>"\n') is None
+    assert clean_template("def f(x):\n    return [x]\n") is None
+
+
+def test_editor_filler_and_status_line_removed():
+    text = "def f(x):\n    return x\n~\n~\n" + '"a.py" 2L, 27B' + " " * 30 + "1,1           All"
+    got = clean_filler(text)
+    maps_back(text, got)
+    assert got[0] == "def f(x):\n    return x\n\n\n"
+    assert clean_filler("x = ~y\nz = 1\n") is None  # an operator, not filler
+    assert clean_filler("a = 1\n~\nprint(a)")[0] == "a = 1\n\nprint(a)"  # no status line: the last line stays
