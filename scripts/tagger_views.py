@@ -1,17 +1,26 @@
 """Benchmark: how often a view of real code cut mid-file still shows its definition as a signature.
 
-For every recall target of the bench's builder (``find_functions``) in every ``.py`` file under the roots (default:
-this interpreter's standard library), five views start 3-25 lines above the ``def`` and end 12-75 lines below it, as
-the bench's views do (starting and ending inside statements, strings and blocks), each raw and numbered like
-``cat -n``. Counts the views whose ``def`` name is not tagged ``FUNCTION_SIGNATURE``; prints the misses and writes the
-counts as JSON.
+Python: every recall target of the bench's builder (``find_functions``) in every ``.py`` file under the roots
+(default: this interpreter's standard library). JavaScript (``--language javascript``): every function declaration
+and class method header in every ``.js`` file under the roots (minified files aside). Five views start 3-25 lines
+above the definition and end 12-75 lines below it, as the bench's views do (starting and ending inside statements,
+strings, comments and blocks), each raw and numbered like ``cat -n``; ``--every N`` keeps one definition in N and
+one of the five cuts for it. The views are tagged as a file view in that language, or with ``--unnamed`` as a tool's
+output that names no language (the tagger guesses it). Counts the views whose definition's name is not tagged
+``FUNCTION_SIGNATURE``; prints the misses and writes the counts as JSON.
+
+    PYTHONPATH=. python scripts/tagger_views.py --out std.json
+    PYTHONPATH=. python scripts/tagger_views.py /usr/lib/node_modules/npm/node_modules --language javascript \\
+        --every 13 --out js.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
 from codeagent.bench.build import find_functions, list_sources, parse_source
@@ -19,36 +28,70 @@ from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo
 
 CUTS = ((3, 12), (8, 40), (14, 75), (20, 12), (25, 40))
-"""(lines above the ``def``, lines below it) of each view."""
+"""(lines above the definition, lines below it) of each view."""
+JS_DEFINITION = re.compile(
+    r"^[ \t]*(?:export\s+)?(?:async\s+)?function\s*\*?\s*(\w+)\s*\("
+    r"|^[ \t]+(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|return)\b)(\w+)\s*\([^)\n]*\)\s*\{\s*$",
+    re.MULTILINE)
+"""A JavaScript function declaration, or a method header alone on its indented line."""
+
+
+def python_targets(roots: tuple[Path, ...]) -> Iterator[tuple[str, list[str], int, str, str, int]]:
+    """(file, its lines, the definition's line, its name, its header's text, where the name is in it) of each recall
+    target."""
+    for path, rel in list_sources(roots):
+        sf = parse_source(path, rel)
+        for func in find_functions(sf) if sf else ():
+            yield rel, sf.lines, func.lineno, func.name, f"def {func.name}(", 4
+
+
+def javascript_targets(roots: tuple[Path, ...]) -> Iterator[tuple[str, list[str], int, str, str, int]]:
+    """The same for every function declaration and method header of the ``.js`` files under the roots."""
+    for root in roots:
+        for path in sorted(root.rglob("*.js")):
+            if ".min." in path.name or not path.is_file():
+                continue
+            src = path.read_text(errors="replace")
+            lines = src.split("\n")
+            for m in JS_DEFINITION.finditer(src):
+                g = 1 if m.group(1) else 2
+                head = m.group(0).strip()
+                lineno = src.count("\n", 0, m.start()) + 1
+                yield (str(path.relative_to(root)), lines, lineno, m.group(g), head,
+                       m.start(g) - m.start() - (len(m.group(0)) - len(m.group(0).lstrip())))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("roots", nargs="*", type=Path, help="directories to read (default: the standard library)")
+    ap.add_argument("--language", choices=("python", "javascript"), default="python")
+    ap.add_argument("--unnamed", action="store_true", help="tag the views as output naming no language")
+    ap.add_argument("--every", type=int, default=1, help="keep one definition in N (and one cut of the five)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     roots = tuple(p.resolve() for p in args.roots) or (Path(sysconfig.get_paths()["stdlib"]),)
     tagger = StructureTagger()
-    info = SpanInfo(kind=SegmentKind.FILE_VIEW, language="python")
+    info = (SpanInfo(kind=SegmentKind.TOOL_OUTPUT) if args.unnamed
+            else SpanInfo(kind=SegmentKind.FILE_VIEW, language=args.language))
+    targets = python_targets(roots) if args.language == "python" else javascript_targets(roots)
     counts = {"raw": [0, 0], "numbered": [0, 0]}  # shape -> [views, missed]
-    for path, rel in list_sources(roots):
-        sf = parse_source(path, rel)
-        for func in find_functions(sf) if sf else ():
-            for above, below in CUTS:
-                start = max(1, func.lineno - above)
-                lines = sf.lines[start - 1:func.lineno + below]
-                views = {"raw": "\n".join(lines),
-                         "numbered": "\n".join(f"{start + k:>6}\t{ln}" for k, ln in enumerate(lines))}
-                for shape, text in views.items():
-                    at = text.index(f"def {func.name}(") + 4
-                    tag = next(t for s, e, t in tagger.intervals(text, info) if s <= at < e)
-                    counts[shape][0] += 1
-                    if tag.block_type != BlockType.FUNCTION_SIGNATURE:
-                        counts[shape][1] += 1
-                        print(f"{rel}:{func.lineno} {func.name} view {start}-{func.lineno + below} {shape}: "
-                              f"{tag.block_type.name}")
-    result = {"roots": [str(r) for r in roots],
-              "shapes": {s: {"views": v, "missed": m} for s, (v, m) in counts.items()}}
+    for i, (rel, file_lines, lineno, name, head, offset) in enumerate(targets):
+        if i % args.every:
+            continue
+        for above, below in CUTS if args.every == 1 else (CUTS[i // args.every % len(CUTS)],):
+            start = max(1, lineno - above)
+            lines = file_lines[start - 1:lineno + below]
+            views = {"raw": "\n".join(lines),
+                     "numbered": "\n".join(f"{start + k:>6}\t{ln}" for k, ln in enumerate(lines))}
+            for shape, text in views.items():
+                at = text.index(head) + offset
+                tag = next(t for s, e, t in tagger.intervals(text, info) if s <= at < e)
+                counts[shape][0] += 1
+                if tag.block_type != BlockType.FUNCTION_SIGNATURE:
+                    counts[shape][1] += 1
+                    print(f"{rel}:{lineno} {name} view {start}-{lineno + below} {shape}: {tag.block_type.name}")
+    result = {"roots": [str(r) for r in roots], "language": args.language, "unnamed": args.unnamed,
+              "every": args.every, "shapes": {s: {"views": v, "missed": m} for s, (v, m) in counts.items()}}
     print(json.dumps(result))
     args.out.write_text(json.dumps(result, indent=1) + "\n")
 

@@ -27,8 +27,9 @@ from codeagent.kvcache.tagger_calls import (
 )
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    ELEMENT_LINE, Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings, code_literals, code_regions,
-    ctags_rows, diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows, indented_rows, line_strings,
+    CODE as _CODE_LINE, ELEMENT_LINE, Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings,
+    code_literals, code_regions, ctags_rows, diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows,
+    indented_rows, line_label, line_strings,
     numbered_hunks, numbered_rows, outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock,
     yaml_block_rows, yaml_blocks,
 )
@@ -823,8 +824,8 @@ def _python_reopen(text: str) -> str:
     the first line at column 0 (comment lines aside: their indent means nothing to Python); a level
     holding definitions reopens as a class, others as a def. A level where an ``elif``/``else``
     (``except``/``finally``) continues a statement the view starts inside reopens that statement as
-    ``if _:`` (``try:``) one level in; a view starting on such a clause gets a stub statement for it
-    to continue.
+    ``if _:`` (``try:``) one level in, column 0 too (a module-level ``if``/``else`` choosing definitions);
+    a view starting on such a clause gets a stub statement for it to continue.
     """
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]  # as Python reads
     if not lines or _indent(lines[0]) == 0:
@@ -834,9 +835,11 @@ def _python_reopen(text: str) -> str:
     clauses: dict[int, str] = {}  # indent -> the compound statement a clause there continues
     for ln in lines:
         ind = _indent(ln)
-        if ind == 0:
-            break
         clause = _PY_CLAUSE.match(ln)
+        if ind == 0:  # the view's scopes end here; a clause at column 0 continues a statement at module level
+            if clause:
+                clauses[0] = "if _:" if clause.group(1) else "try:"
+            break
         if ind <= top and clause:
             clauses.setdefault(ind, "if _:" if clause.group(1) else "try:")
         elif ind <= top and _PY_CODE_LINE.match(ln):
@@ -908,19 +911,59 @@ def _lowest_depth(lines: list[str], opens: str, closes: str) -> tuple[int, int]:
 def python_tail(text: str) -> int:
     """Length of the tail of a statement a Python view starts inside (``    HTTPStatus.NOT_MODIFIED)):``, the last
     items of a dict and its ``})``): the leading lines up to the one where more brackets have closed than opened,
-    the most in the first ``TAIL_LINES`` lines and before any triple quote; 0 when none close more than open. Parsed
-    as they are, those lines are errors that pull the statements after them out of their scopes."""
+    the most in the first ``TAIL_LINES`` lines and before any triple quote, or else from the close of a string the
+    view starts inside (``_tail_after_close``); 0 when none close more than open. Parsed as they are, those lines are
+    errors that pull the statements after them out of their scopes."""
     lines = text.splitlines(keepends=True)[:TAIL_LINES]
     quoted = next((k for k, line in enumerate(lines) if '"""' in line or "'''" in line), len(lines))
-    _low, reached = _lowest_depth([_PY_ATOM.sub("", line) for line in lines[:quoted]], "([{", ")]}")
-    return sum(len(line) for line in lines[:reached])
+    bare = [_PY_ATOM.sub("", line) for line in lines[:quoted]]
+    _low, reached = _lowest_depth(bare, "([{", ")]}")
+    if not reached and quoted < len(lines):
+        reached = _tail_after_close(text, lines, quoted)
+    return sum(len(line) for line in lines[:reached or _header_tail(bare)])
+
+
+def _tail_after_close(text: str, lines: list[str], quoted: int) -> int:
+    """For a view that starts inside a triple-quoted string (an odd number of its quote, closed on line ``quoted``
+    after lines that read as no code: a message's text, not a file passed as a string): how many leading lines end
+    the statement the string is part of (``''' % escape(`` / ``    ''.join(parts))``), searched from the close up to
+    the next triple quote; 0 when its brackets close no more than they open."""
+    line = lines[quoted]
+    first = min((q for q in ('"""', "'''") if q in line), key=line.index)
+    if text.count(first) % 2 == 0 or any(line_label(ln) == _CODE_LINE for ln in lines[:quoted]):
+        return 0
+    more = next((k for k in range(quoted + 1, len(lines)) if '"""' in lines[k] or "'''" in lines[k]), len(lines))
+    rest = [line[line.index(first) + 3:], *lines[quoted + 1:more]]
+    _low, closed = _lowest_depth([_PY_ATOM.sub("", ln) for ln in rest], "([{", ")]}")
+    return quoted + closed if closed else 0
+
+
+_KEYWORD_START = re.compile(r"[ \t]*(?:@|(?:if|elif|else|for|while|with|try|except|finally|def|class|async|match|case"
+                            r"|lambda|return|yield|raise|import|from|pass|break|continue|del|global|nonlocal|assert)\b)")
+"""A line opening on a statement's keyword or a decorator: a statement of its own, not the rest of one begun before
+it."""
+
+
+def _header_tail(bare: list[str]) -> int:
+    """How many leading lines (strings and comments removed) end a compound statement's header begun before the
+    view (``    value in ('a', 'b'):`` after an ``if x and \\``): lines joined by backslashes up to one ending with a
+    colon whose next non-blank line is indented deeper, the first opening on no keyword; 0 when the view opens
+    otherwise."""
+    k = 0
+    while k < len(bare) and bare[k].rstrip().endswith("\\"):
+        k += 1
+    if k + 1 >= len(bare) or not bare[k].rstrip().endswith(":") or _KEYWORD_START.match(bare[0]):
+        return 0
+    after = next((line for line in bare[k + 1:] if line.strip()), "")
+    return k + 1 if after and _indent(after) > _indent(bare[k]) else 0
 
 
 def _python_wraps(text: str) -> list[tuple[str, str]]:
     """(prefix, suffix) pairs to try when parsing a Python view: reopened scopes; with an odd number
     of triple quotes, the view either starts inside a string (open one first) or ends inside one
-    (close it after); then nothing. Each suffix ends with the closers of the brackets left open
-    (``_python_closers``)."""
+    (close it after), the one leaving the shorter string tried first (a tie of errors goes to it); then
+    nothing. Each suffix ends with the closers of the brackets left open (``_python_closers``) and a stub
+    definition after a decorator the view ends on."""
     reopen = _python_reopen(text)
     out = [(reopen, "")]
     quotes = [q for q in ('"""', "'''") if q in text]
@@ -928,13 +971,38 @@ def _python_wraps(text: str) -> list[tuple[str, str]]:
         first = min(quotes, key=text.index)
         lead = text[: len(text) - len(text.lstrip())].rsplit("\n", 1)[-1]
         opened, closed = (reopen + lead + first + "\n", ""), (reopen, "\n" + first + "\n")
-        if text.count(first) % 2:
-            out = [opened, closed]
+        if text.count(first) % 2:  # the string from the view's start to its first quote, or from its last to the end
+            out = [opened, closed] if text.index(first) <= len(text) - text.rindex(first) else [closed, opened]
         elif reopen:  # a view from the middle of a file may start and end inside strings
             out.append((opened[0], closed[1]))
     if reopen:
         out.append(("", ""))
-    return [(pre, post + _python_closers(pre + text + post)) for pre, post in out]
+    wraps = []
+    for pre, post in out:
+        post += _python_closers(pre + text + post)
+        wraps.append((pre, post + _decorated(text + post)))
+    return wraps
+
+
+_DECORATOR_LINE = re.compile(r"[ \t]*@[\w.]")
+_CLOSING_LINE = re.compile(r"[ \t]*[)\]}]")
+
+
+def _decorated(text: str) -> str:
+    """A stub definition for a decorator the view ends on (``@cython.locals(\\n    n=cython.int,\\n)``, its ``def``
+    cut off; "" when none): a decorator with nothing to decorate is an error that swallows the code before it."""
+    at = text.rfind("@")
+    if at < 0:
+        return ""
+    start = text.rfind("\n", 0, at) + 1
+    line = text[start:text.find("\n", at) % (len(text) + 1)]
+    if not _DECORATOR_LINE.match(line):
+        return ""
+    indent = _indent(line)
+    for after in text[start:].split("\n")[1:]:  # its arguments' lines, deeper or closing them, and blank lines
+        if after.strip() and _indent(after) <= indent and not _CLOSING_LINE.match(after):
+            return ""
+    return f"\n{line[:indent]}def _(): pass"
 
 
 _PY_STRINGS = re.compile(r'''"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*(?P<dq>""")?'''
@@ -978,7 +1046,9 @@ def _python_closers(text: str) -> str:
     return "\n" + closers
 
 
-_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//[^\n]*')
+_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)')
+"""A string, template or comment of a brace language (a block comment to its end or the text's): no bracket in it
+counts."""
 _BRACE_OPENERS = {  # (one level, outer of several, inner of several)
     "javascript": ("function _() {\n", "class X_ {\n", "x_() {\n"),
     "typescript": ("function _() {\n", "class X_ {\n", "x_() {\n"),
@@ -989,17 +1059,66 @@ _BRACE_OPENERS = {  # (one level, outer of several, inner of several)
 }
 
 
-def _brace_reopen(text: str, language: str) -> str:
-    """Openers for the braces a view starting mid-block closes without opening ("" when none)."""
+_COMMENT_TAIL = re.compile(r"(?:[ \t]*\*[^\n]*\n)*?[ \t]*\*/")
+"""The lines ending a block comment a view starts inside: each opens on ``*`` (`` * @returns {X}``), the last on
+``*/`` (a ``*/`` inside a line, ``accept: '*/*'``, is none)."""
+
+
+def _comment_tail(text: str) -> int:
+    """Length of the end of a block comment a brace-language view starts inside, 0 when it starts outside one."""
+    m = _COMMENT_TAIL.match(text.lstrip("\n"))
+    return m.end() + len(text) - len(text.lstrip("\n")) if m else 0
+
+
+def _brace_reopen(text: str, language: str) -> tuple[str, ...]:
+    """Openers to try for the braces a view starting mid-block closes without opening (none when it closes none):
+    one level reopens as a function, several as a class and the methods inside it; where the language has classes,
+    also as a method of a class the view does not close, the levels past the method as blocks (a view from inside a
+    method's ``if`` goes on with the class's other methods), and one level as a class (its fields and methods). A view starting inside a block comment is read from
+    its close; the openers then open a comment for it last."""
     if language not in _BRACE_OPENERS:
-        return ""
-    low, _reached = _lowest_depth([_QUOTED.sub("", text)], "{", "}")
-    if low == 0:
-        return ""
+        return ()
+    tail = _comment_tail(text)
+    code = text[tail:]
+    low, _reached = _lowest_depth([_QUOTED.sub("", code)], "{", "}")
     one, outer, inner = _BRACE_OPENERS[language]
-    if -low == 1:
-        return one
-    return outer + inner * (-low - 1)
+    if low == 0:  # closes nothing: indented, it may still start inside a class's body or a function's
+        indented = code.lstrip("\n")[:1] in (" ", "\t")
+        openers: tuple[str, ...] = ("", one, outer) if outer != one and indented else ("",)
+    else:
+        first = one if low == -1 else outer + inner * (-low - 1)
+        openers = (first,) if outer == one else (first, outer + inner + "{\n" * (-low - 1), outer)
+    return tuple(pre + "/*" for pre in openers) if tail else openers if openers != ("",) else ()
+
+
+_BRACKET = re.compile(r"[{}()\[\]]")
+_CLOSES = {"{": "}", "(": ")", "[": "]"}
+
+
+def _brace_closers(text: str) -> str:
+    """A line break and the brackets closing those a brace-language view leaves open ("" when none), after a ``*/``
+    when it ends inside a block comment: a view cut inside a method's body (``async get (keys) {`` and its first
+    statements) parses as that method, not as an error that reads its header as a call. Brackets closing what
+    opened before the view are ``_brace_reopen``'s."""
+    text = text[_comment_tail(text):]
+    stack: list[str] = []
+    last = None
+    pieces = []
+    pos = 0
+    for m in _QUOTED.finditer(text):
+        pieces.append(text[pos:m.start()])
+        pos, last = m.end(), m
+    pieces.append(text[pos:])
+    for m in _BRACKET.finditer("".join(pieces)):
+        ch = m.group()
+        if ch in _CLOSES:
+            stack.append(_CLOSES[ch])
+        elif stack:
+            stack.pop()
+    comment = last is not None and last.end() == len(text) and last.group().startswith("/*") \
+        and not last.group().endswith("*/")
+    closers = "".join(reversed(stack))
+    return ("\n*/" if comment else "") + ("\n" + closers if closers else "")
 
 
 class StructureTagger:
@@ -1432,7 +1551,9 @@ class StructureTagger:
     @staticmethod
     def _parse(text: str, language: str, grammar: _Grammar) -> _Parsed:
         """``text`` parsed the way that leaves the fewest error bytes among its wraps (scopes reopened, a string
-        opened before or closed after) and, in Python, with and without the markup lines between its pieces."""
+        opened before or closed after, brackets left open closed) and, in Python, with and without the markup lines
+        between its pieces; of two with as few, the first, unless only the other parses with no error at all (a
+        token the parser had to insert, the ``;`` that reads a method's header as a call)."""
         tail = python_tail(text) if language == "python" else 0
         parsed = _blank(text, ((0, tail),) if tail else ())  # blanked: no scope to break
         elided = tuple(m.span() for m in _ELIDED_LINE.finditer(parsed)) if language == "python" else ()
@@ -1446,13 +1567,14 @@ class StructureTagger:
             if language == "python":
                 wraps = _python_wraps(variant)
             else:
-                opener = _brace_reopen(text, language)
-                wraps = [(opener, ""), ("", "")] if opener else [("", "")]
+                openers = dict.fromkeys((*_brace_reopen(text, language), ""))
+                wraps = [(pre, _brace_closers(pre + variant)) for pre in openers]
             for pre, post in wraps:
                 src = (pre + variant + post).encode("utf-8")
                 regions = _CodeRegions(grammar, src, grammar.parser.parse(src))
                 share = regions.error_share()
-                if best is None or share < best.share - 1e-9:
+                if best is None or share < best.share - 1e-9 or (  # a tie: no error at all beats a missing token
+                        share < best.share + 1e-9 and best.regions.root.has_error and not regions.root.has_error):
                     best = _Parsed(share, pre + variant + post, src, regions, len(pre), blanked)
         return best
 

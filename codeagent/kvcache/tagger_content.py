@@ -747,6 +747,28 @@ _OBJECT_ITEM = re.compile(rf'\{{[^"]*(?:"\w+"\s*:\s*{_SCALAR}\s*,\s*)*"(\w+)"\s*
 _ARRAY_OF_OBJECTS = re.compile(r'\[\s*\{\s*"')
 
 
+_ROW_LINE = re.compile(rf'^[ \t]*\{{.*?"(\w+)"\s*:\s*"({_JSON_CHAR}*?\\n)".*\}}[ \t]*\r?$', re.MULTILINE)
+"""A JSON object alone on its line (JSON Lines) and its first string field holding one line with its line break
+(``{"type":"context","data":{"lines":{"text":"    return x\\n"},"line_number":20}}``): (the key, the body)."""
+
+
+def _row_lines(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Runs of three or more consecutive JSON Lines rows whose first line-holding string field has one key (ripgrep's
+    ``--json`` matches and context of one file, a log streamed as objects): (the key, each row's string body)."""
+    if '\\n"' not in text:
+        return []
+    runs: list[tuple[str, list[tuple[int, int]]]] = []
+    prev_end = -2
+    for m in _ROW_LINE.finditer(text):
+        key, span = m.group(1), m.span(2)
+        if runs and runs[-1][0] == key and text[prev_end:m.start()] == "\n":
+            runs[-1][1].append(span)
+        else:
+            runs.append((key, [span]))
+        prev_end = m.end()
+    return [run for run in runs if len(run[1]) >= 3]
+
+
 _PY_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "'": "'", '"': '"', "\\": "\\", "a": "\a", "b": "\b", "f": "\f",
                "v": "\v", "0": "\0"}
 _PY_ITEM = r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"'
@@ -832,7 +854,8 @@ def json_line_arrays(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
             bodies = list(_OBJECT_ITEM.finditer(text, m.start(2), m.end(2)))
             if len({o.group(1) for o in bodies}) == 1:  # one field holds every line
                 found.append((m, [(o.start(2), o.end(2)) for o in bodies]))
-    decoded = [(m.group(1), [(s, e, _decode(text[s:e], s)) for s, e in spans]) for m, spans in found]
+    found_keys = [(m.group(1), spans) for m, spans in found] + _row_lines(text)
+    decoded = [(key, [(s, e, _decode(text[s:e], s)) for s, e in spans]) for key, spans in found_keys]
     decoded.extend((None, items) for items in _py_line_items(text, [(f.start(), f.end()) for f, _spans in found]))
     for key, items in decoded:
         if len(items) < min_lines or any(d is None for _s, _e, d in items):
@@ -926,8 +949,9 @@ _LANG_HINTS: dict[str, tuple[str, ...]] = {
     "python": (r"^\s*(?:async\s+)?def \w+\(.*\)(?:\s*->.*)?:\s*$", r"^\s*(?:from [\w.]+ )?import [\w.]+", r"\bself\.",
                r"^\s*class \w+(?:\(.*\))?:\s*$", r"^\s*elif\b", r"\bNone\b", r":\s*$",
                r"^\s*[rRuU]?(?:\"{3}|'{3})"),
-    "javascript": (r"\bfunction\b", r"=>", r"^\s*(?:const|let|var) ", r"\brequire\(", r"===", r"\bconsole\.",
-                   r"module\.exports", r";\s*$"),
+    "javascript": (r"\bfunction\b", r"=>", r"^\s*(?:const|let|var) ", r"\brequire\(", r"[=!]==", r"\bconsole\.",
+                   r"module\.exports", r";\s*$", r"\bthis\.", r"`[^`\n]*\$\{",
+                   r"^\s*(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|function)\b)[\w$]+\s*\([^)\n]*\)\s*\{\s*$"),
     "typescript": (r":\s*(?:string|number|boolean|void|any)\b", r"^\s*(?:export )?interface \w+", r"^\s*(?:export )?type \w+ =",
                    r"=>", r"^\s*(?:const|let) ", r"^\s*import .* from ['\"]", r";\s*$"),
     "java": (r"^\s*(?:public|private|protected)\s", r"^\s*import java", r"\bSystem\.out\b", r"^\s*package [\w.]+;",

@@ -1514,11 +1514,14 @@ def test_observation_starting_on_a_docstrings_close(tagger):
     assert tag_of(text, ivs, "warn_present()").block_type != B.DOCSTRING
 
 
-@pytest.mark.parametrize("module", ["pkgutil", "asyncio.tasks"])
+@pytest.mark.parametrize("module", ["pkgutil", "asyncio.tasks", "shutil", "ctypes", "importlib._bootstrap_external",
+                                    "pydoc"])
 def test_views_of_real_modules_cut_like_the_bench_keep_their_signatures(tagger, module):
     """Views of the bench's recall targets cut as its views are (from 3-25 lines above a ``def`` to 12-75 below:
     inside statements, strings and calls at both ends; ``scripts/tagger_views.py`` runs this over whole trees): the
-    ``def`` is a signature in every one. Both modules held a miss before views cut inside a call were read whole."""
+    ``def`` is a signature in every one. The first two held a miss before views cut inside a call were read whole,
+    the others before a module-level ``else:``/``elif`` reopened as an ``if`` and a view starting inside a string
+    had the statement after the string's close read as the tail of one begun above it."""
     import importlib
 
     from codeagent.bench.build import find_functions, parse_source
@@ -1552,3 +1555,254 @@ def test_view_cut_inside_a_headers_brackets(tagger):
         covered(piece, ivs)
         assert tag_of(piece, ivs, "getdocloc(").block_type == B.FUNCTION_SIGNATURE, span.kind
         assert tag_of(piece, ivs, "basedir = os.path").block_type == B.FUNCTION_BODY, span.kind
+
+
+VIEW_TO_A_DOCSTRING = '''        else:
+            return args[:]              # don't modify caller's list
+
+    def check_values(self, values, args):
+        return (values, args)
+
+    def parse_args(self, args=None, values=None):
+        """
+        parse_args(args : [string] = sys.argv[1:],
+                   values : Values = None)
+        -> (values : Values, args : [string])
+
+        Parse the command-line options found in 'args' (default:
+        sys.argv[1:]).  Any errors result in a call to 'error()', which
+        by default prints the usage message to stderr and calls
+        sys.exit() with an error message.'''
+"""optparse's ``parse_args`` as a view cuts it: from inside a method to inside a docstring."""
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda v: f"<\uff5ctool\u2581outputs\u2581begin\uff5c><\uff5ctool\u2581output\u2581begin\uff5c>{v}"
+              "<\uff5ctool\u2581output\u2581end\uff5c>",
+    lambda v: f"<|start_header_id|>ipython<|end_header_id|>\n\n{v}<|eot_id|>",
+    lambda v: f'<tool_result name="read_file"><![CDATA[\n{v}\n]]></tool_result>',
+], ids=["deepseek_template", "llama_template", "cdata"])
+def test_a_view_behind_a_medium_reads_as_the_plain_view(tagger, wrap):
+    """A view carried by another model's chat template (the result glued to its tokens) or a CDATA section: the
+    definitions are signatures and the first line a body, as in the plain view; before, the tokens and marks read as
+    code and the docstring the view ends in swallowed it."""
+    text = wrap(VIEW_TO_A_DOCSTRING)
+    for span in (SpanInfo(kind=K.TOOL_OUTPUT), SpanInfo(kind=K.TOOL_OUTPUT, language="python")):
+        ivs = tagger.intervals(text, span)
+        covered(text, ivs)
+        for name in ("check_values", "parse_args"):
+            assert tag_of(text, ivs, name).block_type == B.FUNCTION_SIGNATURE, (name, span.language)
+        assert tag_of(text, ivs, "return (values").block_type == B.FUNCTION_BODY
+        assert tag_of(text, ivs, "Parse the command-line").block_type == B.DOCSTRING
+
+
+def test_ripgrep_json_rows_read_as_the_file(tagger):
+    """``rg --json -C`` output (one JSON object per line, each line of the file in ``data.lines.text``) is the file's
+    lines: its definitions are signatures (the fields between two lines stand for the line break, as in an array of
+    line objects), and the rows around them are not code."""
+    code = SOURCE[SOURCE.index("    def _fix_sentence_endings"):SOURCE.index("    def fill(")]
+    rows = [json.dumps({"type": "begin", "data": {"path": {"text": "textwrap.py"}}})]
+    for n, line in enumerate(code.split("\n"), 330):
+        kind = "match" if line.lstrip().startswith("def ") else "context"
+        rows.append(json.dumps({"type": kind, "data": {"path": {"text": "textwrap.py"}, "lines": {"text": line + "\n"},
+                                                      "line_number": n, "absolute_offset": 40 * n, "submatches": []}}))
+    rows.append(json.dumps({"type": "end", "data": {"path": {"text": "textwrap.py"}, "stats": {"matches": 5}}}))
+    text = "\n".join(rows)
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(text, ivs)
+    names = re.findall(r"^    def (\w+)\(", code, re.M)
+    assert len(names) >= 4
+    for name in names:
+        assert tag_of(text, ivs, f"def {name}(").block_type == B.FUNCTION_SIGNATURE, name
+    assert tag_of(text, ivs, '"begin"').block_type not in SIGNATURES | {B.FUNCTION_BODY}
+
+
+VIEW_FROM_A_HEADERS_LAST_LINE = '''                   value in ('a', 'A', 'i', 'I', 'd', 'D'):
+                    type = value.upper()
+            (fp, retrlen) = self.ftpcache[key].retrfile(file, type)
+            headers = ""
+            return addinfourl(fp, headers, "ftp:" + url)
+        except ftperrors() as exp:
+            raise URLError(f'ftp error: {exp}') from exp
+
+    def open_data(self, url, data=None):
+        """Use "data" URL."""
+        if not isinstance(url, str):
+            raise URLError('data error: proxy support for data protocol currently not implemented')
+        try:
+            [type, data] = url.split(',', 1)
+        except ValueError:
+            raise OSError('data error', 'bad data URL')
+'''
+"""urllib.request's ``open_ftp`` as a view cuts it: its first line ends an ``if`` header continued from above."""
+VIEW_TO_A_DECORATOR = '''    if value < peak:
+        slope = 1 / (peak - start)
+        return (value - start) * slope, slope
+    slope = -1 / (end - peak)
+    return (value - end) * slope, slope
+
+
+def _evaluate(z, slopes, deltas, supports, columns=None):
+    """Piecewise-linear values at z."""
+    out = []
+    for i in range(len(z)):
+        out.append(deltas[i] * slopes[i])
+    return out
+
+
+@cython.locals(
+    n=cython.int,
+    slope=cython.double,
+)'''
+"""fontTools' avar mapping as a view cuts it: it ends on a decorator whose ``def`` is past the cut."""
+VIEW_TO_A_DOCSTRINGS_OPEN = '''                axisValRec.RangeMaxValue = axisVal.get(
+                    "rangeMaxValue", AXIS_VALUE_POSITIVE_INFINITY
+                )
+            else:
+                raise ValueError("Can't determine format for AxisValue")
+
+            axisValues.append(axisValRec)
+    return axisRecords, axisValues
+
+
+def _buildAxisValuesFormat4(locations, axes, ttFont):
+    axisTagToIndex = {}
+    for axisRecordIndex, axisDict in enumerate(axes):
+        axisTagToIndex[axisDict["tag"]] = axisRecordIndex
+    return axisTagToIndex
+
+
+def buildMathTable(
+    ttFont,
+    constants=None,
+    italicsCorrections=None,
+):
+    """'''
+"""fontTools' otlLib builder as a view cuts it: it ends on the quote opening a docstring (the view's only one)."""
+
+
+@pytest.mark.parametrize("piece", [VIEW_FROM_A_HEADERS_LAST_LINE, VIEW_TO_A_DECORATOR, VIEW_TO_A_DOCSTRINGS_OPEN],
+                         ids=["header_tail", "decorator", "docstring_open"])
+def test_views_cut_at_a_statements_edge(tagger, piece):
+    """A view whose first line ends a compound header begun above it, or that ends on a decorator whose ``def`` is
+    cut off, or on the quote opening a docstring: every ``def`` is a signature and the lines under it its body. The
+    header's tail was an error, the lone decorator one too; the lone quote read as a string from the view's start to
+    it (a tie of no errors with the string closed after it)."""
+    for span in (SpanInfo(kind=K.FILE_VIEW, language="python"), SpanInfo(kind=K.TOOL_OUTPUT)):
+        ivs = tagger.intervals(piece, span)
+        covered(piece, ivs)
+        names = re.findall(r"^[ \t]*def (\w+)\(", piece, re.M)
+        for name in names:
+            assert tag_of(piece, ivs, f"def {name}(").block_type == B.FUNCTION_SIGNATURE, (name, span.kind)
+        body = {"header_tail": "raise URLError('data", "decorator": "out.append", "docstring_open": "axisTagToIndex["}
+        line = next(v for k, v in body.items() if v in piece)
+        assert tag_of(piece, ivs, line).block_type == B.FUNCTION_BODY, (line, span.kind)
+
+
+def test_a_vim_screen_reads_as_the_file_it_shows(tagger):
+    """vim's screen of a file shorter than the window: ``~`` on each line past the end and the message and ruler
+    under them are no code, so a view ending inside a dict literal is closed as the plain view is."""
+    code = ("        output.write(s)\n\ndef writedoc(thing, forceload=0):\n"
+            '    """Write HTML documentation to a file in the current directory."""\n'
+            "    object, name = resolve(thing, forceload)\n    print('wrote', name + '.html')\n\n"
+            "def writedocs(dir, pkgpath='', done=None):\n    if done is None: done = {}\n    return done\n\n"
+            "class Helper:\n    keywords = {\n        'False': '',\n        'and': 'BOOLEAN',")
+    text = code + "\n~\n~\n~\n" + '"pydoc.py" 1881L, 3519B' + " " * 20 + "1791,1           Top"
+    for span in (SpanInfo(kind=K.TOOL_OUTPUT), SpanInfo(kind=K.TOOL_OUTPUT, language="python")):
+        ivs = tagger.intervals(text, span)
+        covered(text, ivs)
+        for name in ("writedoc(", "writedocs("):
+            assert tag_of(text, ivs, name).block_type == B.FUNCTION_SIGNATURE, (name, span.language)
+        assert tag_of(text, ivs, "Helper").block_type == B.CLASS_DECLARATION
+        assert tag_of(text, ivs, "object, name").block_type == B.FUNCTION_BODY
+
+
+JS_FROM_A_METHOD_TO_A_METHOD = """    await this.npm.config.save(where)
+  }
+
+  async get (keys) {
+    if (!keys.length) {
+      return this.list()
+    }
+    const out = []
+    for (const key of keys) {
+      const val = this.npm.config.get(key)
+      if (isPrivate(key, val)) {
+        throw new Error(`The ${key} option is protected`)
+      }
+      out.push(`${key}=${val}`)
+    }
+    return out.join('\\n')
+  }
+
+  async list () {
+    const msg = []
+    for (const [where, { data, source }] of this.npm.config.data.entries()) {
+      if (where === 'default') {"""
+"""A class's methods as a view cuts them: from inside one method to inside another, no semicolons."""
+JS_FROM_A_DOC_COMMENT = """     * Often referred to as the Network Address.
+     * @returns {Address4}
+     */
+    startAddress() {
+        return Address4.fromBigInt(this._startAddress());
+    }
+    /**
+     * The first host address in the range given by this address's subnet
+     * @returns {Address4}
+     */
+    startAddressExclusive() {
+        const adjust = BigInt('1');
+        return Address4.fromBigInt(this._startAddress() + adjust);
+    }
+    /**
+     * The last address in the range given by this address' subnet"""
+"""Methods as a view cuts them: from inside a JSDoc comment to inside the next one."""
+JS_FIELDS_AND_METHODS = """  static usage = ['<text>']
+  static params = ['long']
+
+  async exec (args) {
+    if (!args.length) {
+      throw this.usageError()
+    }
+
+    const docPath = path.resolve(this.npm.npmRoot, 'docs/content')
+    let files = await glob(`${globify(docPath)}/*/*.md`)
+    files = files.sort((a, b) => a.localeCompare(b, 'en'))
+    const data = await this.readFiles(files)
+    if (!data.trim()) {"""
+"""A class body as a view cuts it: its fields, then a method cut inside an ``if``."""
+JS_A_CLASS_CLOSED = """    symlink;
+    syscall = 'symlink';
+    code = 'TAR_SYMLINK_ERROR';
+    constructor(symlink, path) {
+        super('TAR_SYMLINK_ERROR: Cannot extract through symbolic link');
+        this.symlink = symlink;
+        this.path = path;
+    }
+    get name() {
+        return 'SymlinkError';
+    }
+}
+"""
+"""The end of a class as a view shows it: fields, a constructor and a getter, then the class's close."""
+
+
+@pytest.mark.parametrize("piece", [JS_FROM_A_METHOD_TO_A_METHOD, JS_FROM_A_DOC_COMMENT, JS_FIELDS_AND_METHODS,
+                                   JS_A_CLASS_CLOSED], ids=["method_to_method", "doc_comment", "fields", "class_end"])
+def test_javascript_views_cut_inside_a_class_keep_their_methods(tagger, piece):
+    """A JavaScript view cut inside a class (npm's sources, as the bench cuts views): every method header is a
+    signature and the statements under it its body, whether or not the path named the language. Before, a method
+    cut open at the view's end, a class the view starts inside without closing, a JSDoc comment the view starts in,
+    or one closing brace read as a function's, left the headers as calls (0 to 60% of methods read, by npm's files)."""
+    for span in (SpanInfo(kind=K.FILE_VIEW, language="javascript"), SpanInfo(kind=K.TOOL_OUTPUT)):
+        ivs = tagger.intervals(piece, span)
+        covered(piece, ivs)
+        names = re.findall(r"^[ \t]+(?:static\s+)?(?:async\s+)?(?:get\s+)?(?!(?:if|for)\b)(\w+)\s*\([^)\n]*\)\s*\{$",
+                           piece, re.M)
+        assert names
+        for name in names:
+            assert tag_of(piece, ivs, f"{name} (" if f"{name} (" in piece else f"{name}(").block_type \
+                == B.FUNCTION_SIGNATURE, (name, span.language)
+        body = next(line for line in ("return this.list()", "const adjust", "throw this.usageError", "this.symlink =")
+                    if line in piece)
+        assert tag_of(piece, ivs, body).block_type == B.FUNCTION_BODY, (body, span.language)
