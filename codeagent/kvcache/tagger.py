@@ -938,8 +938,9 @@ def _tail_after_close(text: str, lines: list[str], quoted: int) -> int:
     return quoted + closed if closed else 0
 
 
-_KEYWORD_START = re.compile(r"[ \t]*(?:@|(?:if|elif|else|for|while|with|try|except|finally|def|class|async|match|case"
-                            r"|lambda|return|yield|raise|import|from|pass|break|continue|del|global|nonlocal|assert)\b)")
+_KEYWORD_START = re.compile(r"[ \t]*(?:@|(?:if|elif|else|for|while|with|try|except|finally|def|class|async|match"
+                            r"|case|lambda|return|yield|raise|import|from|pass|break|continue|del|global|nonlocal"
+                            r"|assert)\b)")
 """A line opening on a statement's keyword or a decorator: a statement of its own, not the rest of one begun before
 it."""
 
@@ -1074,8 +1075,8 @@ def _brace_reopen(text: str, language: str) -> tuple[str, ...]:
     """Openers to try for the braces a view starting mid-block closes without opening (none when it closes none):
     one level reopens as a function, several as a class and the methods inside it; where the language has classes,
     also as a method of a class the view does not close, the levels past the method as blocks (a view from inside a
-    method's ``if`` goes on with the class's other methods), and one level as a class (its fields and methods). A view starting inside a block comment is read from
-    its close; the openers then open a comment for it last."""
+    method's ``if`` goes on with the class's other methods), and one level as a class (its fields and methods). A
+    view starting inside a block comment is read from its close; the openers then open a comment for it last."""
     if language not in _BRACE_OPENERS:
         return ()
     tail = _comment_tail(text)

@@ -951,7 +951,8 @@ _LANG_HINTS: dict[str, tuple[str, ...]] = {
                r"^\s*[rRuU]?(?:\"{3}|'{3})"),
     "javascript": (r"\bfunction\b", r"=>", r"^\s*(?:const|let|var) ", r"\brequire\(", r"[=!]==", r"\bconsole\.",
                    r"module\.exports", r";\s*$", r"\bthis\.", r"`[^`\n]*\$\{",
-                   r"^\s*(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|function)\b)[\w$]+\s*\([^)\n]*\)\s*\{\s*$"),
+                   r"^\s*(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|function)\b)[\w$]+\s*"
+                   r"\([^)\n]*\)\s*\{\s*$"),
     "typescript": (r":\s*(?:string|number|boolean|void|any)\b", r"^\s*(?:export )?interface \w+", r"^\s*(?:export )?type \w+ =",
                    r"=>", r"^\s*(?:const|let) ", r"^\s*import .* from ['\"]", r";\s*$"),
     "java": (r"^\s*(?:public|private|protected)\s", r"^\s*import java", r"\bSystem\.out\b", r"^\s*package [\w.]+;",

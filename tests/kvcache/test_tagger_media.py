@@ -154,7 +154,8 @@ def test_cdata_marks_removed_outside_an_xml_document():
 
 def test_template_tokens_at_a_lines_ends_removed_and_inside_it_kept():
     text = ("<|im_start|>tool\n    return x\n<|im_end|>\n"
-            "<\uff5ctool\u2581output\u2581begin\uff5c>        else:\n            pass<\uff5ctool\u2581output\u2581end\uff5c>\n"
+            "<\uff5ctool\u2581output\u2581begin\uff5c>        else:\n"
+            "            pass<\uff5ctool\u2581output\u2581end\uff5c>\n"
             'EOS = "<|endoftext|>"  # a tokenizer\'s source\n')
     got = clean_template(text)
     maps_back(text, got)
