@@ -1122,6 +1122,11 @@ def _brace_closers(text: str) -> str:
     return ("\n*/" if comment else "") + ("\n" + closers if closers else "")
 
 
+_NOT_CARRIED = SHELLS | {"json", "yaml"}
+"""Fence languages of a call's own text (a command, the arguments: DeepSeek's ```` ```json ```` after the tool's
+name), not code it carries."""
+
+
 class StructureTagger:
     """Structural tags for spans of the conversation; block ids stay unique across calls.
 
@@ -1256,17 +1261,17 @@ class StructureTagger:
         return out
 
     def _call(self, text: str) -> list[Interval]:
-        """A tool call: TOOL_CALL lines (a code action's code too), except code it carries (a non-shell fence,
-        the body of a command in a plain fence such as SWE-agent's ``edit 12:13``, a JSON string argument
-        holding a file)."""
+        """A tool call: TOOL_CALL lines (a code action's code too), except code it carries (a fence in a language
+        other than a shell's, JSON's or YAML's: those hold the call itself and its arguments; the body of a command
+        in a plain fence such as SWE-agent's ``edit 12:13``, a JSON string argument holding a file)."""
         if CODE_ACTION.match(text):  # the code is the call, except code it passes in a string
             return self._with_code_strings(text, self._call_args(text))
         segments = fence_segments(text)
-        if any(is_code and language_for_fence(info or "") not in SHELLS for _s, _e, info, is_code in segments):
+        if any(is_code and language_for_fence(info or "") not in _NOT_CARRIED for _s, _e, info, is_code in segments):
             out: list[Interval] = []
             for start, end, info, is_code in segments:
                 piece = text[start:end]
-                if is_code and language_for_fence(info or "") not in SHELLS:
+                if is_code and language_for_fence(info or "") not in _NOT_CARRIED:
                     lang = language_for_fence(info or "") or call_language(text[:start])
                     out.extend(_shift(self._carried(piece, lang, not (info or "").strip()), start))
                 else:

@@ -1806,3 +1806,23 @@ def test_javascript_views_cut_inside_a_class_keep_their_methods(tagger, piece):
         body = next(line for line in ("return this.list()", "const adjust", "throw this.usageError", "this.symlink =")
                     if line in piece)
         assert tag_of(piece, ivs, body).block_type == B.FUNCTION_BODY, (body, span.language)
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda args: f"```json\n{args}\n```",
+    lambda args: ("<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>function"
+                  f"<\uff5ctool\u2581sep\uff5c>replace\n```json\n{args}\n```<\uff5ctool\u2581call\u2581end\uff5c>"),
+    lambda args: f"Thought: the check is missing.\nAction:\n```json\n{{\"action\": \"replace\", \"input\": {args}}}\n```",
+], ids=["fence", "deepseek", "react"])
+def test_a_calls_json_fence_holds_its_arguments(tagger, wrap):
+    """A call whose arguments sit in a ```` ```json ```` fence (DeepSeek's template, a ReAct action): the JSON string
+    holding a definition is decoded and read as code, header and body, as without the fence; before, the fence was
+    read as code in a language with no grammar and the whole escaped string was one signature line."""
+    code = ('def asksaveasfile(mode="w", **options):\n    if not mode:\n        raise ValueError("mode is required")\n'
+            "    return open(mode)\n")
+    text = wrap(json.dumps({"path": "tkinter/filedialog.py", "code": code}))
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_CALL))
+    covered(text, ivs)
+    assert tag_of(text, ivs, "asksaveasfile").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "raise ValueError").block_type == B.FUNCTION_BODY
+    assert tag_of(text, ivs, '"path"').block_type == B.TOOL_CALL
