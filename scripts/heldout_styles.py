@@ -35,6 +35,9 @@ in ``<file>``/``<code>`` elements, ``<original>``/``<patched>`` patches), ``gemi
 Round 27: ``autogen`` (an AutoGen-like pair: ``sh`` blocks run by a user proxy answering ``exitcode: 0 (execution
 succeeded)`` / ``Code output:``), ``agentless`` (a pipeline's ``--- BEGIN FILE ---`` fences opening on ``### path``,
 ``...`` for lines left out), ``opencode`` (JSON ``read`` calls, files as ``00012| code`` inside ``<file>`` tags).
+Round 33: ``roo`` (Roo-Code-like XML tool use, files as ``N | code`` inside ``<content lines="a-b">``), ``rgjson``
+(views as ripgrep's JSON rows), ``deepseekraw`` (DeepSeek's template rendered by the client: results glued to its
+tokens), ``vimscreen`` (files read in ``vim -R``: ``~`` rows and vim's status line under them).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES [MIN-MAX own tokens]
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
@@ -60,6 +63,8 @@ succeeded)`` / ``Code output:``), ``agentless`` (a pipeline's ``--- BEGIN FILE -
         gemini,continuedev,own
     PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 137 1 next_line,next_line_raw,signature_recall,session \
         autogen,agentless,opencode,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 163 1 next_line,next_line_raw,signature_recall,session \
+        roo,rgjson,deepseekraw,vimscreen,own
 """
 
 from __future__ import annotations
@@ -1273,6 +1278,125 @@ class OpenCode(S.Style):
             self.add("tool", "tool_output", "Edit applied successfully.", sub)
 
 
+class Roo(S.Style):
+    """A Roo-Code-like IDE agent: XML tool use after a ``<thinking>`` (``<read_file><args><file><path>``...), a file
+    read back as ``<files><file><path>..</path><content lines="a-b">`` with ``N | `` before each line, commands as
+    ``<execute_command>``, edits as ``<apply_diff>`` SEARCH/REPLACE blocks with a ``:start_line:``."""
+    system = ("You are Roo, a highly skilled software engineer. You use tools one at a time, in XML: read_file, "
+              "execute_command, apply_diff. Wait for each tool's result before you go on.")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", f"<thinking>I need the code around line {start}.</thinking>\n<read_file>\n"
+                 f"<args>\n  <file>\n    <path>{path}</path>\n    <line_range>{start}-{end}</line_range>\n  </file>\n"
+                 "</args>\n</read_file>", sub)
+        rows = "\n".join(f"{start + i} | {ln}" for i, ln in enumerate(content.split("\n")))
+        self.add("user", "tool_output", f"[read_file for '{path}'] Result:\n<files>\n<file><path>{path}</path>\n"
+                 f'<content lines="{start}-{end}">\n{rows}\n</content>\n</file>\n</files>', sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", f"<execute_command>\n<command>{command}</command>\n</execute_command>", sub)
+        self.add("user", "tool_output", f"[execute_command for '{command}'] Result:\nCommand executed in terminal "
+                 f"within working directory '/home/dev/repo'. Exit code: {S._exit_code(log)}\nOutput:\n{log}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        head = code.split("\n", 1)[0]
+        self.add("assistant", "tool_call", f"<apply_diff>\n<path>{path}</path>\n<diff>\n<<<<<<< SEARCH\n:start_line:1\n"
+                 f"-------\n{head}\n=======\n{code}\n>>>>>>> REPLACE\n</diff>\n</apply_diff>", sub)
+        if result is not None:
+            self.add("user", "tool_output", f"[apply_diff for '{path}'] Result:\nChanges successfully applied.", sub)
+
+
+class RgJson(S.Style):
+    """A search-first agent whose only reader is ripgrep's JSON: a view is ``rg --json -n -C`` around a line of the
+    file, one JSON object per line (``begin``, ``context``/``match`` rows holding each line in ``data.lines.text``,
+    ``end``, a ``summary``); calls and the other results as JSON."""
+    system = ("You are a code search agent. Tools: search {pattern, path, context} runs ripgrep and returns its JSON "
+              "output; shell {cmd} runs a command; write {path, code} replaces a definition.")
+
+    def view(self, path, start, end, content, sub):
+        lines = content.split("\n")
+        mid = len(lines) // 2
+        pattern = re.escape(lines[mid].strip()[:40]) or "^"
+        context = max(mid, len(lines) - mid - 1)
+        self.add("assistant", "tool_call", json.dumps({"tool": "search", "args": {"pattern": pattern, "path": path,
+                                                                                   "context": context}}), sub)
+        rows = [json.dumps({"type": "begin", "data": {"path": {"text": path}}})]
+        offset = 0
+        for i, ln in enumerate(lines):
+            kind = "match" if i == mid else "context"
+            row = {"type": kind, "data": {"path": {"text": path}, "lines": {"text": ln + "\n"},
+                                          "line_number": start + i, "absolute_offset": offset}}
+            if kind == "match":
+                row["data"]["submatches"] = [{"match": {"text": lines[mid].strip()[:40]}, "start": 0, "end": 1}]
+            rows.append(json.dumps(row))
+            offset += len(ln) + 1
+        rows.append(json.dumps({"type": "end", "data": {"path": {"text": path}, "binary_offset": None,
+                                                        "stats": {"matched_lines": 1}}}))
+        rows.append(json.dumps({"type": "summary", "data": {"elapsed_total": {"human": "0.004s"}}}))
+        self.add("tool", "tool_output", "\n".join(rows), sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", json.dumps({"tool": "shell", "args": {"cmd": command}}), sub)
+        self.add("tool", "tool_output", json.dumps({"exit": S._exit_code(log), "output": log}), sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", json.dumps({"tool": "write", "args": {"path": path, "code": code}}), sub)
+        if result is not None:
+            self.add("tool", "tool_output", json.dumps({"ok": True}), sub)
+
+
+class DeepSeekRaw(S.Style):
+    """A client that rendered DeepSeek's chat template itself and sent the pieces as they were: calls as
+    ``<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME`` and a fenced JSON, each result glued to
+    ``<｜tool▁output▁begin｜>`` and ``<｜tool▁output▁end｜>`` with no line break, the file raw."""
+    system = ("You are a helpful coding assistant with tools: read_file(path, start, end), run(cmd), "
+              "replace(path, code). Call one tool at a time.")
+    CALL = ("<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>function"
+            "<\uff5ctool\u2581sep\uff5c>")
+    END = "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>"
+    OUT, OUT_END = "<\uff5ctool\u2581output\u2581begin\uff5c>", "<\uff5ctool\u2581output\u2581end\uff5c>"
+
+    def _call(self, name, args, sub):
+        self.add("assistant", "tool_call", f"{self.CALL}{name}\n```json\n{json.dumps(args)}\n```{self.END}", sub)
+
+    def view(self, path, start, end, content, sub):
+        self._call("read_file", {"path": path, "start": start, "end": end}, sub)
+        self.add("tool", "tool_output", f"{self.OUT}{content}{self.OUT_END}", sub)
+
+    def run(self, command, log, sub):
+        self._call("run", {"cmd": command}, sub)
+        self.add("tool", "tool_output", f"{self.OUT}{log}{self.OUT_END}", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._call("replace", {"path": path, "code": code}, sub)
+        if result is not None:
+            self.add("tool", "tool_output", f"{self.OUT}replaced 1 definition{self.OUT_END}", sub)
+
+
+class VimScreen(S.Style):
+    """A terminal agent that reads files in ``vim -R`` and sends the screen back: the lines shown, ``~`` on the rows
+    past the end of the buffer, vim's message and ruler on the last row; commands typed at a bash prompt."""
+    system = ("You drive a terminal. Send keystrokes as {\"keys\": ...}; you get the screen back. Open files with "
+              "vim -R +LINE PATH and quit with :q before you run anything else.")
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "tool_call", json.dumps({"keys": f"vim -R +{start} {path}\n"}), sub)
+        lines = content.split("\n")
+        status = f'"{path}" [readonly] {end + 40}L, {sum(len(ln) + 1 for ln in lines) * 9}B'
+        ruler = f"{start},1           {min(99, 100 * start // (end + 40))}%"
+        screen = "\n".join(lines) + "\n~\n~\n" + status + " " * max(1, 70 - len(status) - len(ruler)) + ruler
+        self.add("user", "tool_output", screen, sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "tool_call", json.dumps({"keys": f":q\n{command}\n"}), sub)
+        self.add("user", "tool_output", f"dev@box:~/repo$ {command}\n{log}\ndev@box:~/repo$ ", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "tool_call", json.dumps({"keys": f"cat > /tmp/patch.py <<'EOF'\n{code}\nEOF\n"}), sub)
+        if result is not None:
+            self.add("user", "tool_output", "dev@box:~/repo$ ", sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
@@ -1283,7 +1407,8 @@ S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=Rep
                   repomix=Repomix, compose=Compose, richpanel=RichPanel, junit=JUnit,
                   ansi=Ansi, mdindent=MdIndent, pdb=Pdb,
                   moatless=Moatless, acr=Acr, gemini=GeminiCli, continuedev=Continue,
-                  autogen=AutoGen, agentless=Agentless, opencode=OpenCode)
+                  autogen=AutoGen, agentless=Agentless, opencode=OpenCode,
+                  roo=Roo, rgjson=RgJson, deepseekraw=DeepSeekRaw, vimscreen=VimScreen)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":
