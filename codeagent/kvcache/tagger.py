@@ -995,8 +995,8 @@ def _decorated(text: str) -> str:
     at = text.rfind("@")
     if at < 0:
         return ""
-    start = text.rfind("\n", 0, at) + 1
-    line = text[start:text.find("\n", at) % (len(text) + 1)]
+    start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+    line = text[start:end if end >= 0 else len(text)]
     if not _DECORATOR_LINE.match(line):
         return ""
     indent = _indent(line)
@@ -1103,21 +1103,15 @@ def _brace_closers(text: str) -> str:
     opened before the view are ``_brace_reopen``'s."""
     text = text[_comment_tail(text):]
     stack: list[str] = []
-    last = None
-    pieces = []
-    pos = 0
-    for m in _QUOTED.finditer(text):
-        pieces.append(text[pos:m.start()])
-        pos, last = m.end(), m
-    pieces.append(text[pos:])
-    for m in _BRACKET.finditer("".join(pieces)):
+    for m in _BRACKET.finditer(_QUOTED.sub("", text)):
         ch = m.group()
         if ch in _CLOSES:
             stack.append(_CLOSES[ch])
         elif stack:
             stack.pop()
-    comment = last is not None and last.end() == len(text) and last.group().startswith("/*") \
-        and not last.group().endswith("*/")
+    last = deque(_QUOTED.finditer(text), maxlen=1)  # the last string or comment
+    comment = bool(last) and last[0].end() == len(text) and last[0].group().startswith("/*") \
+        and not last[0].group().endswith("*/")
     closers = "".join(reversed(stack))
     return ("\n*/" if comment else "") + ("\n" + closers if closers else "")
 
