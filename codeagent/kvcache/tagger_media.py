@@ -135,6 +135,33 @@ def clean_xml(text: str) -> Cleaned | None:
     return _splice(text, edits)
 
 
+_ESCAPED_ELEMENT = re.compile(r"\s*(<([A-Za-z_][\w:.-]*)(?:\s[^<>]*)?>)([^<]*)(</\2>)\s*\Z")
+
+
+def clean_escaped_element(text: str) -> Cleaned | None:
+    """One element holding escaped text and nothing else (``<result>def f(a, b):\\n    return a &lt; b</result>``, a
+    tool protocol that escapes what it carries): its tags removed (the first line of what it holds often follows
+    the opening tag on its line) and its entities decoded. An element holding other elements (a page) or text with
+    fewer than two entities stays as it is."""
+    m = _ESCAPED_ELEMENT.match(text) if text.lstrip()[:1] == "<" and "&" in text else None
+    if m is None or len(_ENTITIES.findall(m.group(3))) < 2:
+        return None
+    edits = [(m.start(1), m.end(1), "")]
+    edits += [(e.start(), e.end(), html.unescape(e.group())) for e in _ENTITIES.finditer(text, m.start(3), m.end(3))]
+    return _splice(text, [*edits, (m.start(4), m.end(4), "")])
+
+
+_NBSP_INDENT = re.compile(r"^[ \t]*\u00a0", re.MULTILINE)
+
+
+def clean_nbsp(text: str) -> Cleaned | None:
+    """Text copied from a web page, its spaces turned into no-break spaces (``\\u00a0``, which no parser takes for
+    indentation): each made a space again, when some line is indented with them."""
+    if "\u00a0" not in text or not _NBSP_INDENT.search(text):
+        return None
+    return _rewrite(text, re.compile("\u00a0"), lambda m: " ")
+
+
 _CDATA = re.compile(r"<!\[CDATA\[|\]\]>")
 
 
@@ -305,10 +332,12 @@ def clean_terminal(text: str) -> Cleaned | None:
 
 
 def clean(text: str) -> Cleaned | None:
-    """``text`` cleaned of every medium found in it (colours, then HTML or XML, CDATA marks, another model's
-    template tokens, an editor's filler lines, then a terminal's wraps), or None when none was."""
+    """``text`` cleaned of every medium found in it (colours, then HTML or XML or one element's escaped text, CDATA
+    marks, another model's template tokens, an editor's filler lines, a web page's no-break spaces, then a
+    terminal's wraps), or None when none was."""
     out: Cleaned | None = None
-    for step in (clean_ansi, clean_html, clean_xml, clean_cdata, clean_template, clean_filler, clean_terminal):
+    for step in (clean_ansi, clean_html, clean_xml, clean_escaped_element, clean_cdata, clean_template, clean_filler,
+                 clean_nbsp, clean_terminal):
         got = step(out[0] if out else text)
         if got is not None:
             out = got if out is None else (got[0], compose(out[1], got[1]))

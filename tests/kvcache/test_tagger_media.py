@@ -8,7 +8,8 @@ import textwrap
 from pathlib import Path
 
 from codeagent.kvcache.tagger_media import (
-    clean, clean_ansi, clean_cdata, clean_filler, clean_html, clean_template, clean_terminal, clean_xml, prompts,
+    clean, clean_ansi, clean_cdata, clean_escaped_element, clean_filler, clean_html, clean_nbsp, clean_template,
+    clean_terminal, clean_xml, prompts,
 )
 
 SOURCE = Path(textwrap.__file__).read_text()
@@ -173,3 +174,22 @@ def test_editor_filler_and_status_line_removed():
     assert got[0] == "def f(x):\n    return x\n\n\n"
     assert clean_filler("x = ~y\nz = 1\n") is None  # an operator, not filler
     assert clean_filler("a = 1\n~\nprint(a)")[0] == "a = 1\n\nprint(a)"  # no status line: the last line stays
+
+
+def test_one_elements_escaped_text_decoded_and_its_tags_removed():
+    code = 'def f(a, b):\n    return a < b and "x" != b\n'
+    text = f"<result>{html.escape(code)}</result>"
+    got = clean_escaped_element(text)
+    maps_back(text, got)
+    assert got[0] == code
+    assert clean_escaped_element("<p>a &lt; b and <b>c</b> &amp; d</p>") is None  # other elements inside: a page
+    assert clean_escaped_element("<result>a &lt; b</result>") is None  # one entity is no evidence
+    assert clean_escaped_element("x = 1  # &lt; &gt;\n") is None  # not wrapped in an element
+
+
+def test_no_break_spaces_indenting_lines_become_spaces():
+    text = "def f(x):\n\u00a0\u00a0\u00a0\u00a0return\u00a0compute_the_value(x)\n"
+    got = clean_nbsp(text)
+    maps_back(text, got)
+    assert got[0] == "def f(x):\n    return compute_the_value(x)\n"
+    assert clean_nbsp("price:\u00a0100\u00a0€\n") is None  # no line indented with them: typography, kept
