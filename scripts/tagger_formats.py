@@ -11,6 +11,7 @@ tool's output naming no language. Counts, per format, the views whose ``def`` na
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import sysconfig
 from collections.abc import Callable
@@ -78,11 +79,23 @@ FORMATS: dict[str, Format] = {
     "claude_document": lambda ls, a, p, m: (f'<document index="1">\n<source>{p}</source>\n<document_content>\n'
                                             f"{_joined(ls)}\n</document_content>\n</document>"),
     "vim": _vim,
+    "escaped_element": lambda ls, a, p, m: f"<result>{html.escape(_joined(ls))}</result>",
+    "python_dict": lambda ls, a, p, m: repr({"path": p, "content": _joined(ls) + "\n", "lines": len(ls)}),
+    "python_object": lambda ls, a, p, m: f"ToolResult(output={_joined(ls) + chr(10)!r}, exit_code=0)",
+    "no_break_spaces": lambda ls, a, p, m: "\n".join("\u00a0" * (len(x) - len(x.lstrip(" "))) + x.lstrip(" ")
+                                                     for x in ls),
+    "quoted_twice": lambda ls, a, p, m: "\n".join("> > " + x for x in ls),
+    "colon_tab_numbered": lambda ls, a, p, m: "\n".join(f"{a + k}:\t{x}" for k, x in enumerate(ls)),
+    "json_message": lambda ls, a, p, m: json.dumps({"role": "tool", "name": "read", "content": _joined(ls)}),
+    "yaml_block": lambda ls, a, p, m: f"tool: read\npath: {p}\noutput: |\n" + "\n".join(
+        ("  " + x) if x.strip() else "" for x in ls),
 }
 """The formats: Roo Code's ``N | code`` file element, Zed's ``path#L`` fence, a fence titled with the path,
 ripgrep's headed and JSON output, ``grep -rn -C`` over files, a modifying diff hunk, ``awk`` numbering, gpt-oss's
 harmony, Mistral's and DeepSeek's and Llama's and ChatML's templates around a result, a CDATA section, Anthropic's
-document element, vim's screen."""
+document element, vim's screen, an element holding escaped text, a result printed by Python (a dict, an object),
+indentation in no-break spaces (a web page's copy), a reply quoted twice, ``12:<tab>`` numbering, a JSON message,
+a YAML block scalar."""
 
 
 def main() -> None:

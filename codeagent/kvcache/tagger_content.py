@@ -161,9 +161,9 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
 # ------------------------------------------------------------------------------ numbered lines
 _GLYPH = r"(?:[⎿└├╰] +)?"
 """A tree glyph that may lead the first line of a tool's output in a terminal UI (Claude Code's ``⎿``)."""
-_NUMBERED = re.compile(rf" *{_GLYPH}(?:Line |L)?(\d+)(?: *B?(?:->|>>)? *(?=\t))?(\t|→| *[|│] ?|: ?| +)")
+_NUMBERED = re.compile(rf" *{_GLYPH}(?:Line |L)?(\d+)(?: *B?(?:->|>>)? *(?=\t))?(\t|→| *[|│] ?|:[ \t]?| +)")
 """A number, then (pdb's ``list``: `` 12 B->\tx``) a breakpoint's ``B`` and the current line's arrow, then a
-separator."""
+separator (a colon takes the one space or tab after it: ``12:\tx``)."""
 _BLAME = re.compile(r"\^?[0-9a-f]{7,40}(?: [^\s(]+)?\s+(?:\([^()\n]*?\s)?(\d+)(\) ?)")
 """``git blame``: a commit, maybe the file, maybe ``(author date``, then the line number and ``) ``."""
 
@@ -899,23 +899,38 @@ function's result shown as its ``repr()``; not an assignment or an argument), ho
 escapes."""
 
 
+_REPR_VALUE = re.compile("|".join(
+    r"(?:'(\w+)'[ \t]*:[ \t]*|(?<![\w.])(\w+)=)[bBuU]?{q}({c}*\\n{c}*){q}(?=[ \t]*[,}})])".format(
+        q=q, c=_LITERAL_CHAR.format(q=q)) for q in ("'", '"')))
+"""A Python string literal holding line breaks as ``\\n`` escapes that is a value inside a printed dict or object
+(``{'path': 'a.py', 'content': '...'}``, ``Observation(content='...', exit_code=0)``): its key, then its body."""
+
+
 @lru_cache(maxsize=8)
 def repr_strings(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
     """Python string literals shown as values (a tool's result printed with ``repr()``, a REPL's ``Out[n]:``, a
-    subprocess's ``b'...'``): one line each, its line breaks escaped, decoded; read by content (a file, a log),
-    as a JSON string holding a result is. Literals inside JSON strings are JSON's, not these."""
+    subprocess's ``b'...'``, a value of a printed dict or dataclass, keyed by its name): one line each, its line
+    breaks escaped, decoded; read by content (a file, a log), as a JSON string holding a result is. Literals inside
+    JSON strings are JSON's, not these, and so is a double-quoted one a JSON key holds or one alone on its line."""
     if "\\n" not in text:
         return ()
-    json_spans = [(js.start, js.end) for js in string_values(text)]
-    out: list[JsonString] = []
+    json_spans = [(js.start, js.end, js.key is not None) for js in string_values(text)]
+    found: list[tuple[int, int, str, str]] = []  # body start, end, key ("repr": a whole result), body
     for m in _REPR_LITERAL.finditer(text):
         g = 1 if m.group(1) is not None else 2
-        body, start = m.group(g), m.start(g)
-        if body.count("\\n") < min_lines - 1 or any(a <= start < b for a, b in json_spans):
+        found.append((m.start(g), m.end(g), "repr", m.group(g)))
+    if "=" in text or "':" in text:
+        for m in _REPR_VALUE.finditer(text):
+            g = next(k for k in (3, 6) if m.group(k) is not None)
+            found.append((m.start(g), m.end(g), m.group(g - 2) or m.group(g - 1), m.group(g)))
+    out: list[JsonString] = []
+    for start, end, key, body in sorted(found):
+        if (body.count("\\n") < min_lines - 1 or out and start < out[-1].end
+                or any(a <= start < b and (a < start or keyed or key == "repr") for a, b, keyed in json_spans)):
             continue
         decoded = _py_decode(body, start)
         if decoded is not None:
-            out.append(JsonString(start, m.end(g), "".join(decoded[0]), [*decoded[1], m.end(g)], "repr"))
+            out.append(JsonString(start, end, "".join(decoded[0]), [*decoded[1], end], key))
     return tuple(out)
 
 

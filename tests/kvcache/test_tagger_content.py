@@ -126,7 +126,7 @@ def test_a_title_underline_is_no_fence(tagger):
 
 
 @pytest.mark.parametrize("fmt", ["{n:>6}\t{line}", "{n:6d}  {line}", "{n:>4} | {line}", "{n}: {line}",
-                                 "{n:>6}→{line}", "{n} | {line}", "{n:>4}   │ {line}", "L{n}: {line}"])
+                                 "{n:>6}→{line}", "{n} | {line}", "{n:>4}   │ {line}", "L{n}: {line}", "{n}:\t{line}"])
 def test_numbered_views_of_any_format(tagger, fmt):
     start, end = 40, 200
     view = "".join(fmt.format(n=i, line=line) for i, line in enumerate(LINES[start - 1:end], start))
@@ -141,6 +141,8 @@ def test_numbered_views_of_any_format(tagger, fmt):
             assert tag_at(ivs, m.start() + m.group(0).index(name)).block_type == kind, (fmt, name)
     assert found >= 3
     assert tag_at(ivs, 0).block_type == B.NONE  # the line number
+    rows = numbered_rows(view)
+    assert all(view[code] not in "\t→" for _s, code, e in rows if 0 <= code < e)  # the separator is not the code's
 
 
 def test_search_hits_over_several_files_are_code_of_each_files_language(tagger):
@@ -1826,3 +1828,40 @@ def test_a_calls_json_fence_holds_its_arguments(tagger, wrap):
     assert tag_of(text, ivs, "asksaveasfile").block_type == B.FUNCTION_SIGNATURE
     assert tag_of(text, ivs, "raise ValueError").block_type == B.FUNCTION_BODY
     assert tag_of(text, ivs, '"path"').block_type == B.TOOL_CALL
+
+
+@pytest.mark.parametrize("shape", ["dict", "object", "double_quoted"])
+def test_a_printed_dict_or_object_holding_a_file(tagger, shape):
+    """A tool's result printed by Python (a dict's ``repr``, a dataclass's: ``Observation(content='...', exit=0)``):
+    the string value holding the file, its line breaks escaped, is read as the file, as a JSON string is; before, the
+    whole result was one line of text (no definition found)."""
+    code = SOURCE[SOURCE.index("    def _split_chunks"):SOURCE.index("    def fill(")]
+    content = code.replace("'", '"') if shape != "double_quoted" else code + "    # it's\n"
+    text = (repr({"path": "textwrap.py", "content": content, "lines": 40}) if shape != "object"
+            else f"Observation(content={content!r}, exit_code=0)")
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(text, ivs)
+    for name in ("_split_chunks", "wrap"):
+        assert tag_of(text, ivs, f"def {name}(").block_type == B.FUNCTION_SIGNATURE, name
+    assert tag_of(text, ivs, "'path'" if shape != "object" else "exit_code").block_type not in SIGNATURES
+
+
+@pytest.mark.parametrize("medium", ["escaped_element", "no_break_spaces"])
+def test_escaped_or_web_copied_views_read_as_the_plain_view(tagger, medium):
+    """A view inside one element holding escaped text (``<result>...&lt;...&quot;...</result>``, the first line glued
+    to the tag), or copied from a web page with its indentation in no-break spaces: the definitions are signatures
+    and the lines under them bodies, as in the plain view."""
+    import shutil
+
+    if medium == "escaped_element":
+        view = "".join(LINES[150:236])  # inside `_munge_whitespace` to inside `_handle_long_word`
+        text = f"<result>{html.escape(view)}</result>"
+    else:
+        view = "".join(Path(shutil.__file__).read_text().splitlines(True)[1357:1406])  # into `chown` and out
+        text = "".join("\u00a0" * (len(ln) - len(ln.lstrip(" "))) + ln.lstrip(" ") for ln in view.splitlines(True))
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+    covered(text, ivs)
+    names = re.findall(r"def (\w+)\(", view)
+    assert len(names) >= 2
+    for name in names:
+        assert tag_of(text, ivs, f"def {name}(").block_type == B.FUNCTION_SIGNATURE, (medium, name)
