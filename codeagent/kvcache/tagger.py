@@ -1576,6 +1576,8 @@ class StructureTagger:
                 if best is None or share < best.share - 1e-9 or (  # a tie: no error at all beats a missing token
                         share < best.share + 1e-9 and best.regions.root.has_error and not regions.root.has_error):
                     best = _Parsed(share, pre + variant + post, src, regions, len(pre), blanked)
+                    if not regions.root.has_error:  # no error at all: no later reading can win over it
+                        return best
         return best
 
     def code(self, text: str, language: str | None) -> list[Interval]:
