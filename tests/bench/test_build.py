@@ -88,8 +88,9 @@ def test_transcripts_look_like_agent_sessions(built):
             assert SegmentKind.TEST_LOG in kinds and "FAILURES" in render_chatml(t.segments)
 
 
-def test_build_command_writes_a_loadable_file(tmp_path, tokenizer, monkeypatch, capsys):
+def test_build_command_writes_a_loadable_file(tmp_path, tokenizer, stdlib, monkeypatch, capsys):
     monkeypatch.setattr(build, "load_default_tokenizer", lambda: tokenizer)
+    monkeypatch.setattr(build, "source_roots", lambda: stdlib)  # site-packages change with PyPI's releases
     out = build.build_command(tmp_path / "t.jsonl", seed=0, n=1, families=["signature_recall"])
     tasks = load_tasks(out)
     assert [t.id for t in tasks] == ["sigrecall-0-0000"]

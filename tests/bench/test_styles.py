@@ -112,8 +112,9 @@ def test_next_line_raw_has_no_signature_near_the_probe(tasks):
     assert re.search(rf"\b{task.meta['identifier']}\b", task.probe.target)
 
 
-def test_build_command_writes_styles(tmp_path, tokenizer, monkeypatch, capsys):
+def test_build_command_writes_styles(tmp_path, tokenizer, stdlib, monkeypatch, capsys):
     monkeypatch.setattr(build, "load_default_tokenizer", lambda: tokenizer)
+    monkeypatch.setattr(build, "source_roots", lambda: stdlib)  # site-packages change with PyPI's releases
     out = build.build_command(tmp_path / "t.jsonl", seed=0, n=1, families=["signature_recall"],
                               styles=["own", "json"])
     loaded = load_tasks(out)
