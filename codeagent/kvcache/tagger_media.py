@@ -152,6 +152,7 @@ def clean_escaped_element(text: str) -> Cleaned | None:
 
 
 _NBSP_INDENT = re.compile(r"^[ \t]*\u00a0", re.MULTILINE)
+_NBSP = re.compile("\u00a0")
 
 
 def clean_nbsp(text: str) -> Cleaned | None:
@@ -159,7 +160,7 @@ def clean_nbsp(text: str) -> Cleaned | None:
     indentation): each made a space again, when some line is indented with them."""
     if "\u00a0" not in text or not _NBSP_INDENT.search(text):
         return None
-    return _rewrite(text, re.compile("\u00a0"), lambda m: " ")
+    return _rewrite(text, _NBSP, lambda m: " ")
 
 
 _CDATA = re.compile(r"<!\[CDATA\[|\]\]>")

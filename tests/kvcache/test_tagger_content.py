@@ -1588,14 +1588,18 @@ def test_a_view_behind_a_medium_reads_as_the_plain_view(tagger, wrap):
     """A view carried by another model's chat template (the result glued to its tokens) or a CDATA section: the
     definitions are signatures and the first line a body, as in the plain view; before, the tokens and marks read as
     code and the docstring the view ends in swallowed it."""
-    text = wrap(VIEW_TO_A_DOCSTRING)
+    expect_python_tags(tagger, wrap(VIEW_TO_A_DOCSTRING), {
+        "check_values": B.FUNCTION_SIGNATURE, "parse_args": B.FUNCTION_SIGNATURE, "return (values": B.FUNCTION_BODY,
+        "Parse the command-line": B.DOCSTRING})
+
+
+def expect_python_tags(tagger: StructureTagger, text: str, expected: dict[str, BlockType]) -> None:
+    """``text`` tagged as a tool's output naming no language and naming Python: each needle has its block type."""
     for span in (SpanInfo(kind=K.TOOL_OUTPUT), SpanInfo(kind=K.TOOL_OUTPUT, language="python")):
         ivs = tagger.intervals(text, span)
         covered(text, ivs)
-        for name in ("check_values", "parse_args"):
-            assert tag_of(text, ivs, name).block_type == B.FUNCTION_SIGNATURE, (name, span.language)
-        assert tag_of(text, ivs, "return (values").block_type == B.FUNCTION_BODY
-        assert tag_of(text, ivs, "Parse the command-line").block_type == B.DOCSTRING
+        for needle, block_type in expected.items():
+            assert tag_of(text, ivs, needle).block_type == block_type, (needle, span.language)
 
 
 def test_ripgrep_json_rows_read_as_the_file(tagger):
@@ -1710,13 +1714,8 @@ def test_a_vim_screen_reads_as_the_file_it_shows(tagger):
             "def writedocs(dir, pkgpath='', done=None):\n    if done is None: done = {}\n    return done\n\n"
             "class Helper:\n    keywords = {\n        'False': '',\n        'and': 'BOOLEAN',")
     text = code + "\n~\n~\n~\n" + '"pydoc.py" 1881L, 3519B' + " " * 20 + "1791,1           Top"
-    for span in (SpanInfo(kind=K.TOOL_OUTPUT), SpanInfo(kind=K.TOOL_OUTPUT, language="python")):
-        ivs = tagger.intervals(text, span)
-        covered(text, ivs)
-        for name in ("writedoc(", "writedocs("):
-            assert tag_of(text, ivs, name).block_type == B.FUNCTION_SIGNATURE, (name, span.language)
-        assert tag_of(text, ivs, "Helper").block_type == B.CLASS_DECLARATION
-        assert tag_of(text, ivs, "object, name").block_type == B.FUNCTION_BODY
+    expect_python_tags(tagger, text, {"writedoc(": B.FUNCTION_SIGNATURE, "writedocs(": B.FUNCTION_SIGNATURE,
+                                      "Helper": B.CLASS_DECLARATION, "object, name": B.FUNCTION_BODY})
 
 
 JS_FROM_A_METHOD_TO_A_METHOD = """    await this.npm.config.save(where)
