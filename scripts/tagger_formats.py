@@ -20,8 +20,8 @@ from pathlib import Path
 from codeagent.bench.build import find_functions, list_sources, parse_source
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo
+from tagger_views import CUTS  # scripts/ is on the path when this runs as a script
 
-CUTS = ((3, 12), (8, 40), (14, 75), (20, 12), (25, 40))
 Format = Callable[[list[str], int, str, int], str]
 """(the view's lines, its first line's number, the file's path, the definition's line) -> the text an agent sees."""
 

@@ -1016,6 +1016,18 @@ _CLOSER = {"(": ")", "[": "]", "{": "}"}
 _PY_HEADER = re.compile(r"([ \t]*)(?:(?:async[ \t]+)?(?:def|for|with)|class|if|elif|while|except)\b")
 
 
+def _unclosed(bare: str) -> list[tuple[str, int]]:
+    """The brackets ``bare`` (strings and comments removed) leaves open, outermost first: (the closer each needs,
+    where its opener is). A closer with nothing open before it closes what opened before the text: skipped."""
+    stack: list[tuple[str, int]] = []
+    for m in _BRACKETS.finditer(bare):
+        if m.group() in _CLOSER:
+            stack.append((_CLOSER[m.group()], m.start()))
+        elif stack:
+            stack.pop()
+    return stack
+
+
 def _python_closers(text: str) -> str:
     """A line break and the brackets closing those ``text`` leaves open ("" when none, or when it ends inside a
     triple-quoted string), and a colon and ``pass`` when they opened in a compound statement's header: a view cut
@@ -1026,12 +1038,7 @@ def _python_closers(text: str) -> str:
     # bracket; python_tail blanks such lines at the view's start)
     if all(bare.count(a) <= bare.count(b) for a, b in _CLOSER.items()):
         return ""
-    stack: list[tuple[str, int]] = []  # (closer, where its opener is in ``bare``)
-    for m in _BRACKETS.finditer(bare):
-        if m.group() in _CLOSER:
-            stack.append((_CLOSER[m.group()], m.start()))
-        elif stack:
-            stack.pop()
+    stack = _unclosed(bare)
     if not stack:
         return ""
     last = deque(_PY_STRINGS.finditer(text), maxlen=1)  # the last string or comment, without a loop in Python
@@ -1092,27 +1099,16 @@ def _brace_reopen(text: str, language: str) -> tuple[str, ...]:
     return tuple(pre + "/*" for pre in openers) if tail else openers if openers != ("",) else ()
 
 
-_BRACKET = re.compile(r"[{}()\[\]]")
-_CLOSES = {"{": "}", "(": ")", "[": "]"}
-
-
 def _brace_closers(text: str) -> str:
     """A line break and the brackets closing those a brace-language view leaves open ("" when none), after a ``*/``
     when it ends inside a block comment: a view cut inside a method's body (``async get (keys) {`` and its first
     statements) parses as that method, not as an error that reads its header as a call. Brackets closing what
     opened before the view are ``_brace_reopen``'s."""
     text = text[_comment_tail(text):]
-    stack: list[str] = []
-    for m in _BRACKET.finditer(_QUOTED.sub("", text)):
-        ch = m.group()
-        if ch in _CLOSES:
-            stack.append(_CLOSES[ch])
-        elif stack:
-            stack.pop()
     last = deque(_QUOTED.finditer(text), maxlen=1)  # the last string or comment
     comment = bool(last) and last[0].end() == len(text) and last[0].group().startswith("/*") \
         and not last[0].group().endswith("*/")
-    closers = "".join(reversed(stack))
+    closers = "".join(closer for closer, _ in reversed(_unclosed(_QUOTED.sub("", text))))
     return ("\n*/" if comment else "") + ("\n" + closers if closers else "")
 
 

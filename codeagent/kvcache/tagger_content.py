@@ -758,7 +758,7 @@ def _row_lines(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
     if '\\n"' not in text:
         return []
     runs: list[tuple[str, list[tuple[int, int]]]] = []
-    prev_end = -2
+    prev_end = 0
     for m in _ROW_LINE.finditer(text):
         key, span = m.group(1), m.span(2)
         if runs and runs[-1][0] == key and text[prev_end:m.start()] == "\n":

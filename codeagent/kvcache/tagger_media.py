@@ -144,11 +144,11 @@ def clean_escaped_element(text: str) -> Cleaned | None:
     the opening tag on its line) and its entities decoded. An element holding other elements (a page) or text with
     fewer than two entities stays as it is."""
     m = _ESCAPED_ELEMENT.match(text) if text.lstrip()[:1] == "<" and "&" in text else None
-    if m is None or len(_ENTITIES.findall(m.group(3))) < 2:
+    entities = list(_ENTITIES.finditer(text, m.start(3), m.end(3))) if m else []
+    if len(entities) < 2:
         return None
-    edits = [(m.start(1), m.end(1), "")]
-    edits += [(e.start(), e.end(), html.unescape(e.group())) for e in _ENTITIES.finditer(text, m.start(3), m.end(3))]
-    return _splice(text, [*edits, (m.start(4), m.end(4), "")])
+    edits = [(e.start(), e.end(), html.unescape(e.group())) for e in entities]
+    return _splice(text, [(m.start(1), m.end(1), ""), *edits, (m.start(4), m.end(4), "")])
 
 
 _NBSP_INDENT = re.compile(r"^[ \t]*\u00a0", re.MULTILINE)
