@@ -18,9 +18,9 @@ from codeagent.kvcache.languages import language_for_fence
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, bare_grep_rows, code_regions, fence_segments, framed_rows,
-    grep_rows, indented_rows, keyed_strings, language_candidates, line_label, numbered_hunks, numbered_rows,
-    outline_rows, prefixed_rows, yaml_block_rows,
+    CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, WEAK as WEAK_LINE, bare_grep_rows, code_regions,
+    fence_segments, framed_rows, grep_rows, indented_rows, keyed_strings, language_candidates, line_label,
+    numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -1864,3 +1864,33 @@ def test_escaped_or_web_copied_views_read_as_the_plain_view(tagger, medium):
     assert len(names) >= 2
     for name in names:
         assert tag_of(text, ivs, f"def {name}(").block_type == B.FUNCTION_SIGNATURE, (medium, name)
+
+
+
+@pytest.mark.parametrize("line, view, language, label", [
+    ("\tcase '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-': // number",
+     "func unquote(c byte) int {{\n\tswitch c {{\n{line}\n\t\treturn 1\n\t}}\n\treturn 0\n}}\n", "go", WEAK_LINE),
+    ("    Escapes are 'a', 'b', 'f', 'n', 'r', 't', 'v', 'x', 'u', 'U' and '0' (octal) -> see below",
+     'def unquote(c):\n    """Undo an escape.\n\n{line}\n    """\n    return 0\n', "python", WEAK_LINE),
+], ids=["go", "python"])
+def test_a_row_of_quoted_characters_is_read_at_once(line, view, language, label):
+    """A line of quoted characters that is no sentence (Go's ``case '0', '1', ...`` in encoding/json's decoder, a
+    docstring's list of escapes): the
+    sentence pattern fails it without trying every way to split its quotes. Before, such a line took minutes (the
+    backtracking doubles with each quote) and a view holding one hung the tagger. The alarm only stops a hang."""
+    import signal
+
+    def stop(signum, frame):
+        raise TimeoutError(line)
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(20)
+    try:
+        assert line_label(line) == label
+        text = view.format(line=line)
+        for span in (SpanInfo(kind=K.FILE_VIEW, language=language), SpanInfo(kind=K.TOOL_OUTPUT)):
+            ivs = StructureTagger().intervals(text, span)
+            assert tag_of(text, ivs, "unquote").block_type == B.FUNCTION_SIGNATURE, span.language
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
