@@ -29,11 +29,18 @@ from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo
 
 CUTS = ((3, 12), (8, 40), (14, 75), (20, 12), (25, 40))
 """(lines above the definition, lines below it) of each view."""
-JS_DEFINITION = re.compile(
-    r"^[ \t]*(?:export\s+)?(?:async\s+)?function\s*\*?\s*(\w+)\s*\("
-    r"|^[ \t]+(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|return)\b)(\w+)\s*\([^)\n]*\)\s*\{\s*$",
-    re.MULTILINE)
-"""A JavaScript function declaration, or a method header alone on its indented line."""
+DEFINITIONS = {
+    "javascript": (".js", re.compile(
+        r"^[ \t]*(?:export\s+)?(?:async\s+)?function\s*\*?\s*(\w+)\s*\("
+        r"|^[ \t]+(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|return)\b)(\w+)\s*\([^)\n]*\)\s*\{\s*$",
+        re.MULTILINE)),
+    "go": (".go", re.compile(r"^func\s+(?:\([^)\n]*\)\s*)?(\w+)\s*[\[(]", re.MULTILINE)),
+    "rust": (".rs", re.compile(
+        r"^[ \t]*(?:pub(?:\([^)\n]*\))?\s+)?(?:(?:const|async|unsafe)\s+)*(?:extern\s+\"\w+\"\s+)?fn\s+(\w+)",
+        re.MULTILINE)),
+}
+"""Per language: the files' suffix and a definition header: a JavaScript function declaration or a method header
+alone on its indented line, a Go function or method, a Rust ``fn`` (any visibility and qualifiers)."""
 
 
 def python_targets(roots: tuple[Path, ...]) -> Iterator[tuple[str, list[str], int, str, str, int]]:
@@ -45,16 +52,17 @@ def python_targets(roots: tuple[Path, ...]) -> Iterator[tuple[str, list[str], in
             yield rel, sf.lines, func.lineno, func.name, f"def {func.name}(", 4
 
 
-def javascript_targets(roots: tuple[Path, ...]) -> Iterator[tuple[str, list[str], int, str, str, int]]:
-    """The same for every function declaration and method header of the ``.js`` files under the roots."""
+def brace_targets(roots: tuple[Path, ...], language: str) -> Iterator[tuple[str, list[str], int, str, str, int]]:
+    """The same for every definition header ``DEFINITIONS`` finds in the language's files under the roots."""
+    suffix, pattern = DEFINITIONS[language]
     for root in roots:
-        for path in sorted(root.rglob("*.js")):
+        for path in sorted(root.rglob(f"*{suffix}")):
             if ".min." in path.name or not path.is_file():
                 continue
             src = path.read_text(errors="replace")
             lines = src.split("\n")
-            for m in JS_DEFINITION.finditer(src):
-                g = 1 if m.group(1) else 2
+            for m in pattern.finditer(src):
+                g = next(i for i in range(1, (pattern.groups or 0) + 1) if m.group(i))
                 head = m.group(0).strip()
                 lineno = src.count("\n", 0, m.start()) + 1
                 yield (str(path.relative_to(root)), lines, lineno, m.group(g), head,
@@ -64,7 +72,7 @@ def javascript_targets(roots: tuple[Path, ...]) -> Iterator[tuple[str, list[str]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("roots", nargs="*", type=Path, help="directories to read (default: the standard library)")
-    ap.add_argument("--language", choices=("python", "javascript"), default="python")
+    ap.add_argument("--language", choices=("python", *DEFINITIONS), default="python")
     ap.add_argument("--unnamed", action="store_true", help="tag the views as output naming no language")
     ap.add_argument("--every", type=int, default=1, help="keep one definition in N (and one cut of the five)")
     ap.add_argument("--out", type=Path, required=True)
@@ -73,7 +81,7 @@ def main() -> None:
     tagger = StructureTagger()
     info = (SpanInfo(kind=SegmentKind.TOOL_OUTPUT) if args.unnamed
             else SpanInfo(kind=SegmentKind.FILE_VIEW, language=args.language))
-    targets = python_targets(roots) if args.language == "python" else javascript_targets(roots)
+    targets = python_targets(roots) if args.language == "python" else brace_targets(roots, args.language)
     counts = {"raw": [0, 0], "numbered": [0, 0]}  # shape -> [views, missed]
     for i, (rel, file_lines, lineno, name, head, offset) in enumerate(targets):
         if i % args.every:

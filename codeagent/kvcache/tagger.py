@@ -1057,14 +1057,16 @@ def _python_closers(text: str) -> str:
 _QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)')
 """A string, template or comment of a brace language (a block comment to its end or the text's): no bracket in it
 counts."""
-_BRACE_OPENERS = {  # (one level, outer of several, inner of several)
-    "javascript": ("function _() {\n", "class X_ {\n", "x_() {\n"),
-    "typescript": ("function _() {\n", "class X_ {\n", "x_() {\n"),
-    "tsx": ("function _() {\n", "class X_ {\n", "x_() {\n"),
-    "java": ("void x_() {\n", "class X_ {\n", "void x_() {\n"),
-    "go": ("func x_() {\n", "func x_() {\n", "{\n"),
-    "rust": ("fn x_() {\n", "impl X_ {\n", "fn x_() {\n"),
+_BRACE_OPENERS = {  # (one level, outer of several, inner of several, more readings of the outer level)
+    "javascript": ("function _() {\n", "class X_ {\n", "x_() {\n", ()),
+    "typescript": ("function _() {\n", "class X_ {\n", "x_() {\n", ()),
+    "tsx": ("function _() {\n", "class X_ {\n", "x_() {\n", ()),
+    "java": ("void x_() {\n", "class X_ {\n", "void x_() {\n", ()),
+    "go": ("func x_() {\n", "func x_() {\n", "{\n", ("var _ = x_{\n", "type X_ struct {\n", "type X_ interface {\n")),
+    "rust": ("fn x_() {\n", "impl X_ {\n", "fn x_() {\n", ()),
 }
+"""The last are tried after the others, inner levels as ``{``: a Go view starting inside a composite literal (its
+tables of test cases, ``{"HTTP/1.1", 1, 1, true},`` rows), a struct's fields or an interface's methods."""
 
 
 _COMMENT_TAIL = re.compile(r"(?:[ \t]*\*[^\n]*\n)*?[ \t]*\*/")
@@ -1082,20 +1084,22 @@ def _brace_reopen(text: str, language: str) -> tuple[str, ...]:
     """Openers to try for the braces a view starting mid-block closes without opening (none when it closes none):
     one level reopens as a function, several as a class and the methods inside it; where the language has classes,
     also as a method of a class the view does not close, the levels past the method as blocks (a view from inside a
-    method's ``if`` goes on with the class's other methods), and one level as a class (its fields and methods). A
-    view starting inside a block comment is read from its close; the openers then open a comment for it last."""
+    method's ``if`` goes on with the class's other methods), and one level as a class (its fields and methods); last,
+    the language's other readings of a block (Go's literals, structs, interfaces). A view starting inside a block
+    comment is read from its close; the openers then open a comment for it last."""
     if language not in _BRACE_OPENERS:
         return ()
     tail = _comment_tail(text)
     code = text[tail:]
     low, _reached = _lowest_depth([_QUOTED.sub("", code)], "{", "}")
-    one, outer, inner = _BRACE_OPENERS[language]
+    one, outer, inner, more = _BRACE_OPENERS[language]
     if low == 0:  # closes nothing: indented, it may still start inside a class's body or a function's
         indented = code.lstrip("\n")[:1] in (" ", "\t")
         openers: tuple[str, ...] = ("", one, outer) if outer != one and indented else ("",)
     else:
         first = one if low == -1 else outer + inner * (-low - 1)
         openers = (first,) if outer == one else (first, outer + inner + "{\n" * (-low - 1), outer)
+        openers += tuple(pre + "{\n" * (-low - 1) for pre in more)
     return tuple(pre + "/*" for pre in openers) if tail else openers if openers != ("",) else ()
 
 

@@ -1867,6 +1867,39 @@ def test_escaped_or_web_copied_views_read_as_the_plain_view(tagger, medium):
 
 
 
+GO_TEST_AFTER_A_TABLE = """\
+}
+
+func TestParseHTTPVersion(t *testing.T) {
+	for _, tt := range parseHTTPVersionTests {
+		major, minor, ok := ParseHTTPVersion(tt.vers)
+		if ok != tt.ok || major != tt.major {
+			t.Errorf("failed to parse %q", tt.vers)
+		}
+	}
+}
+"""
+"""The end of a Go test file's table of cases, then the test reading it (net/http's request_test.go)."""
+
+
+@pytest.mark.parametrize("rows", [
+    "".join(f'\t{{"HTTP/{i}.{j}", {i}, {j}, {str(i < 2).lower()}}},\n' for i in range(3) for j in range(3)),
+    '\t"Accept": "text/html",\n\t"Host":   "example.com",\n' * 2,
+], ids=["slice", "map"])
+def test_go_views_cut_inside_a_table_of_cases_keep_the_test(tagger, rows):
+    """A Go view starting inside a composite literal (table-driven tests; Go's own sources, cut as the bench cuts
+    views): the test after the table is a signature and its body, whether or not the path named the language.
+    Before, the rows were read as a function's body and the test's header after their close as more of it (7 of 375
+    views of net/http and strings)."""
+    piece = rows + GO_TEST_AFTER_A_TABLE
+    for span in (SpanInfo(kind=K.FILE_VIEW, language="go"), SpanInfo(kind=K.TOOL_OUTPUT)):
+        ivs = tagger.intervals(piece, span)
+        covered(piece, ivs)
+        assert tag_of(piece, ivs, "TestParseHTTPVersion").block_type == B.FUNCTION_SIGNATURE, span.language
+        assert tag_of(piece, ivs, "major, minor").block_type == B.FUNCTION_BODY, span.language
+
+
+
 @pytest.mark.parametrize("line, view, language, label", [
     ("\tcase '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-': // number",
      "func unquote(c byte) int {{\n\tswitch c {{\n{line}\n\t\treturn 1\n\t}}\n\treturn 0\n}}\n", "go", WEAK_LINE),
