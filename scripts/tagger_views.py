@@ -35,12 +35,16 @@ DEFINITIONS = {
         r"|^[ \t]+(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|return)\b)(\w+)\s*\([^)\n]*\)\s*\{\s*$",
         re.MULTILINE)),
     "go": (".go", re.compile(r"^func\s+(?:\([^)\n]*\)\s*)?(\w+)\s*[\[(]", re.MULTILINE)),
+    "java": (".java", re.compile(
+        r"^[ \t]+(?:(?:public|protected|private|static|final|abstract|synchronized|default)[ \t]+)+"
+        r"(?:<[^>\n]+>[ \t]+)?(?!new\b|return\b)[\w.]+(?:<[^;{}()\n]*>)?(?:\[\])*[ \t]+(\w+)[ \t]*\(", re.MULTILINE)),
     "rust": (".rs", re.compile(
         r"^[ \t]*(?:pub(?:\([^)\n]*\))?\s+)?(?:(?:const|async|unsafe)\s+)*(?:extern\s+\"\w+\"\s+)?fn\s+(\w+)",
         re.MULTILINE)),
 }
 """Per language: the files' suffix and a definition header: a JavaScript function declaration or a method header
-alone on its indented line, a Go function or method, a Rust ``fn`` (any visibility and qualifiers)."""
+alone on its indented line, a Go function or method, a Java method with a modifier, a Rust ``fn`` (any visibility
+and qualifiers)."""
 
 
 def python_targets(roots: tuple[Path, ...]) -> Iterator[tuple[str, list[str], int, str, str, int]]:
