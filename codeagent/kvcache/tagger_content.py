@@ -496,7 +496,7 @@ def _hit_runs(text: str, start: int, end: int, hit: re.Pattern[str]) -> tuple[Ru
     runs: Runs = []
     hits = nonblank = 0
     seps: set[str] = set()
-    last = ("", -1)  # (path, line) of the previous line when it was a hit
+    last: tuple[str, int] | None = None  # (path, line) of the previous line when it was a hit
     for s, e in line_spans(text, start, end):
         m = hit.match(text, s, e)
         if m and (m.group("sep") == "-" or not _DIAGNOSTIC.match(text, m.end(), e)):
@@ -509,7 +509,7 @@ def _hit_runs(text: str, start: int, end: int, hit: re.Pattern[str]) -> tuple[Ru
             seps.add(m.group("sep"))
         else:
             runs.append([GrepRow(s, -1, e, "")])
-            here = ("", -1)
+            here = None
         last = here
         nonblank += not text[s:e].isspace()
     return runs, hits, nonblank, seps

@@ -1927,3 +1927,17 @@ def test_a_row_of_quoted_characters_is_read_at_once(line, view, language, label)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+def test_search_rows_numbered_from_zero(tagger):
+    """Rows numbered from 0 in the shape of ``grep -n -A1`` output (``0:code`` a hit, ``1-code`` context: a 0-based
+    listing, ``nl -v0``): read as hits like any other. Before, a first row numbered 0 was taken for the next line of
+    a hit on line -1, and the tagger raised IndexError on every span opening that way (found by fuzzing)."""
+    text = ("0:def load(path):\n1-    with open(path) as f:\n2:        return f.read()\n3-\n4:def save(path, data):\n"
+            "5-    pass\n")
+    assert bare_grep_rows(text) is not None
+    for span in (SpanInfo(kind=K.TOOL_OUTPUT), SpanInfo(kind=K.ISSUE)):
+        ivs = tagger.intervals(text, span)
+        covered(text, ivs)
+        assert tag_of(text, ivs, "load").block_type == B.FUNCTION_SIGNATURE, span.kind
+        assert tag_of(text, ivs, "save").block_type == B.FUNCTION_SIGNATURE, span.kind
