@@ -13,6 +13,7 @@ are TOOL_CALL, test logs and tool output are cut into ERROR and LOG lines, prose
 from __future__ import annotations
 
 import re
+import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -1167,10 +1168,16 @@ class StructureTagger:
 
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:
         """One TokenTag per token, from the interval holding the token's first non-space char; the tokens
-        holding a JSON string's escaped line breaks are marked ``ends_line``."""
-        strings = line_strings(text)
-        return tags_for_offsets(text, offsets, self.intervals(text, info), escaped_whitespace(strings),
-                                [(js.start, js.end) for js in strings])
+        holding a JSON string's escaped line breaks are marked ``ends_line``. A text the tagger fails on goes untagged
+        with a warning (its tokens are scored as plain text): a tagging bug never ends the session reading it."""
+        try:
+            strings = line_strings(text)
+            return tags_for_offsets(text, offsets, self.intervals(text, info), escaped_whitespace(strings),
+                                    [(js.start, js.end) for js in strings])
+        except Exception as exc:  # noqa: BLE001 - any bug here; Ctrl-C (not an Exception) still stops
+            warnings.warn(f"tagger: a {info.kind.name.lower()} span of {len(text)} chars left untagged "
+                          f"({type(exc).__name__}: {exc})", RuntimeWarning, stacklevel=2)
+            return [NO_TAG] * len(offsets)
 
     # ---------------------------------------------------------------- span shapes
     def _content(self, text: str, language: str | None, default: str, fence: bool = False) -> list[Interval]:

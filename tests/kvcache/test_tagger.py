@@ -729,3 +729,24 @@ def test_any_text_is_covered(tagger: StructureTagger, pieces: list[str], kind: S
         check_cover(text, ivs)
     offsets = [(i, min(i + 3, len(text))) for i in range(0, len(text), 2)] + [(0, 0)]
     assert len(tagger.tag(text, offsets, info(kind, language))) == len(offsets)
+
+
+def test_a_span_the_tagger_fails_on_goes_untagged(monkeypatch):
+    """A bug in the tagger (an exception on some text) leaves that span's tokens untagged, with a warning, instead of
+    ending the session that reads it; the next span is tagged as usual."""
+    tagger = StructureTagger()
+    text = "def load(path):\n    return open(path).read()\n"
+    offsets = [(0, 3), (3, 8), (8, 15)]
+    real = StructureTagger.intervals
+
+    def broken(self, t, info):
+        if t == text:
+            raise IndexError("list index out of range")
+        return real(self, t, info)
+
+    monkeypatch.setattr(StructureTagger, "intervals", broken)
+    with pytest.warns(RuntimeWarning, match=r"tool_output span of 45 chars left untagged \(IndexError"):
+        assert tagger.tag(text, offsets, SpanInfo(kind=SegmentKind.TOOL_OUTPUT)) == [NO_TAG] * 3
+    other = "def save(path):\n    pass\n"
+    assert tagger.tag(other, [(0, 3), (3, 8)], SpanInfo(kind=SegmentKind.TOOL_OUTPUT))[1].block_type \
+        == BlockType.FUNCTION_SIGNATURE
