@@ -2,7 +2,8 @@
 
 Python: every recall target of the bench's builder (``find_functions``) in every ``.py`` file under the roots
 (default: this interpreter's standard library). JavaScript (``--language javascript``): every function declaration
-and class method header in every ``.js`` file under the roots (minified files aside). Five views start 3-25 lines
+and class method header in every ``.js`` file under the roots (minified files aside); Go, Rust and Java
+(``--language go|rust|java``): every function and method header ``DEFINITIONS`` finds. Five views start 3-25 lines
 above the definition and end 12-75 lines below it, as the bench's views do (starting and ending inside statements,
 strings, comments and blocks), each raw and numbered like ``cat -n``; ``--every N`` keeps one definition in N and
 one of the five cuts for it. The views are tagged as a file view in that language, or with ``--unnamed`` as a tool's
@@ -12,6 +13,7 @@ output that names no language (the tagger guesses it). Counts the views whose de
     PYTHONPATH=. python scripts/tagger_views.py --out std.json
     PYTHONPATH=. python scripts/tagger_views.py /usr/lib/node_modules/npm/node_modules --language javascript \\
         --every 13 --out js.json
+    PYTHONPATH=. python scripts/tagger_views.py /usr/share/go-1.19/src/net/http --language go --every 7 --out go.json
 """
 
 from __future__ import annotations

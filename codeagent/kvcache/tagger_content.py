@@ -38,7 +38,8 @@ _STRONG = re.compile(
     re.VERBOSE,
 )
 _WEAK = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--\s)|[;{}(\[,:]\s*$|^\s+\S")
-_PROSE = re.compile(r"^[ \t]*(?:[-*>] |\d+[.)] )?[A-Za-z][a-z']*(?>,?\s+[`'\"(]?[\w'`\-]+[`'\")]?[,:;]?){3,}[.!?:]?\s*$")
+_PROSE = re.compile(
+    r"^[ \t]*(?:[-*>] |\d+[.)] )?[A-Za-z][a-z']*(?>,?\s+[`'\"(]?[\w'`\-]+[`'\")]?[,:;]?){3,}[.!?:]?\s*$")
 """A sentence: words, quoted or not, each taken whole (an atomic group: ``case '0', '1', ... '9', '-': // x`` once took
 minutes of backtracking to fail)."""
 _CODE_CHARS = re.compile(r"[=(){}\[\];<>]|\w\.\w|\b\w+_\w+\b")
