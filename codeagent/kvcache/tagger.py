@@ -1081,6 +1081,28 @@ def _comment_tail(text: str) -> int:
     return m.end() + len(text) - len(text.lstrip("\n")) if m else 0
 
 
+def _brace_tail(text: str) -> int:
+    """Length of the tail of a call a brace-language view starts inside (``    this._state,`` ... ``  )``): up to the
+    ``)`` or ``]`` where more have closed than opened, the most before the first brace or ``;`` (a statement's or a
+    block's edge) in the first ``TAIL_LINES`` lines; 0 when none close more than open there. Parsed as they are,
+    those lines are errors that pull the method after them out of its class."""
+    start = end = _comment_tail(text)
+    for _ in range(TAIL_LINES):
+        end = text.find("\n", end) + 1 or len(text)
+    head = text[start:end]
+    if ")" not in head and "]" not in head:  # most views: nothing to close
+        return 0
+    bare = _QUOTED.sub(lambda m: " " * len(m.group()), head)
+    depth = low = cut = 0
+    for i, ch in enumerate(bare):
+        if ch in "{};":
+            break
+        depth += (ch in "([") - (ch in ")]")
+        if depth < low:
+            low, cut = depth, i + 1
+    return start + cut if cut else 0
+
+
 def _brace_reopen(text: str, language: str) -> tuple[str, ...]:
     """Openers to try for the braces a view starting mid-block closes without opening (none when it closes none):
     one level reopens as a function, several as a class and the methods inside it; where the language has classes,
@@ -1561,7 +1583,7 @@ class StructureTagger:
         opened before or closed after, brackets left open closed) and, in Python, with and without the markup lines
         between its pieces; of two with as few, the first, unless only the other parses with no error at all (a
         token the parser had to insert, the ``;`` that reads a method's header as a call)."""
-        tail = python_tail(text) if language == "python" else 0
+        tail = python_tail(text) if language == "python" else _brace_tail(text) if language in _BRACE_OPENERS else 0
         parsed = _blank(text, ((0, tail),) if tail else ())  # blanked: no scope to break
         elided = tuple(m.span() for m in _ELIDED_LINE.finditer(parsed)) if language == "python" else ()
         parsed = _blank(parsed, elided)  # ``...`` standing for lines left out: not code

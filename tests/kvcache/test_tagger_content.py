@@ -1941,3 +1941,40 @@ def test_search_rows_numbered_from_zero(tagger):
         covered(text, ivs)
         assert tag_of(text, ivs, "load").block_type == B.FUNCTION_SIGNATURE, span.kind
         assert tag_of(text, ivs, "save").block_type == B.FUNCTION_SIGNATURE, span.kind
+
+
+TS_FROM_A_CALLS_ARGUMENTS = """\
+      this.model.data,
+      this._state,
+      (s: string) => this.run_script(s),
+      this_obj,
+    )
+  }
+
+  get_records(property_name: string, index: boolean = true): unknown[] {
+    return dict_to_records(this.model.data.property(property_name), index)
+  }
+
+  override disconnect_signals(): void {
+    super.disconnect_signals()
+  }
+}
+"""
+"""A TypeScript class as a view cut inside a call's arguments shows it (panel's reactive_html.ts): the call's last
+arguments and its close, the method's close, two more methods, the class's close."""
+
+
+@pytest.mark.parametrize("language", ["typescript", "javascript"])
+def test_brace_views_cut_inside_a_calls_arguments_keep_the_methods_after(tagger, language):
+    """A brace-language view starting inside a call's arguments: the ``)`` closing a call opened before the view
+    is blanked with the arguments for the parse (``_brace_tail``), so the methods after it read as methods. Before,
+    the stray ``)`` broke the parse and the first method's header read as a statement (JavaScript: the same code
+    without its types)."""
+    piece = TS_FROM_A_CALLS_ARGUMENTS
+    if language == "javascript":
+        piece = re.sub(r": (?:string|boolean|void|unknown\[\])", "", piece).replace("override ", "")
+    ivs = tagger.intervals(piece, SpanInfo(kind=K.FILE_VIEW, language=language))
+    covered(piece, ivs)
+    assert tag_of(piece, ivs, "get_records").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(piece, ivs, "return dict_to_records").block_type == B.FUNCTION_BODY
+    assert tag_of(piece, ivs, "disconnect_signals(").block_type == B.FUNCTION_SIGNATURE
