@@ -2,8 +2,8 @@
 
 Python: every recall target of the bench's builder (``find_functions``) in every ``.py`` file under the roots
 (default: this interpreter's standard library). JavaScript (``--language javascript``): every function declaration
-and class method header in every ``.js`` file under the roots (minified files aside); Go, Rust and Java
-(``--language go|rust|java``): every function and method header ``DEFINITIONS`` finds. Five views start 3-25 lines
+and class method header in every ``.js`` file under the roots (minified files aside); TypeScript, Go, Rust and Java
+(``--language typescript|go|rust|java``): every function and method header ``DEFINITIONS`` finds. Five views start 3-25 lines
 above the definition and end 12-75 lines below it, as the bench's views do (starting and ending inside statements,
 strings, comments and blocks), each raw and numbered like ``cat -n``; ``--every N`` keeps one definition in N and
 one of the five cuts for it. The views are tagged as a file view in that language, or with ``--unnamed`` as a tool's
@@ -36,6 +36,11 @@ DEFINITIONS = {
         r"^[ \t]*(?:export\s+)?(?:async\s+)?function\s*\*?\s*(\w+)\s*\("
         r"|^[ \t]+(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|return)\b)(\w+)\s*\([^)\n]*\)\s*\{\s*$",
         re.MULTILINE)),
+    "typescript": (".ts", re.compile(
+        r"^[ \t]*(?:export[ \t]+)?(?:async[ \t]+)?function[ \t]*\*?[ \t]*(\w+)[ \t]*[<(]"
+        r"|^[ \t]+(?:(?:public|private|protected|static|override|async|readonly)[ \t]+)*"
+        r"(?!(?:if|for|while|switch|catch|return|constructor|function)\b)(\w+)[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)"
+        r"(?:[ \t]*:[ \t]*[^{;\n]+)?[ \t]*\{[ \t]*$", re.MULTILINE)),
     "go": (".go", re.compile(r"^func\s+(?:\([^)\n]*\)\s*)?(\w+)\s*[\[(]", re.MULTILINE)),
     "java": (".java", re.compile(
         r"^[ \t]+(?:(?:public|protected|private|static|final|abstract|synchronized|default)[ \t]+)+"
@@ -45,8 +50,8 @@ DEFINITIONS = {
         re.MULTILINE)),
 }
 """Per language: the files' suffix and a definition header: a JavaScript function declaration or a method header
-alone on its indented line, a Go function or method, a Java method with a modifier, a Rust ``fn`` (any visibility
-and qualifiers)."""
+alone on its indented line, the same in TypeScript (modifiers, type parameters, a return type), a Go function or
+method, a Java method with a modifier, a Rust ``fn`` (any visibility and qualifiers)."""
 
 
 def python_targets(roots: tuple[Path, ...]) -> Iterator[tuple[str, list[str], int, str, str, int]]:
@@ -63,7 +68,7 @@ def brace_targets(roots: tuple[Path, ...], language: str) -> Iterator[tuple[str,
     suffix, pattern = DEFINITIONS[language]
     for root in roots:
         for path in sorted(root.rglob(f"*{suffix}")):
-            if ".min." in path.name or not path.is_file():
+            if ".min." in path.name or path.name.endswith(".d.ts") or not path.is_file():
                 continue
             src = path.read_text(errors="replace")
             lines = src.split("\n")
