@@ -73,7 +73,7 @@ def brace_targets(roots: tuple[Path, ...], language: str) -> Iterator[tuple[str,
             src = path.read_text(errors="replace")
             lines = src.split("\n")
             for m in pattern.finditer(src):
-                g = next(i for i in range(1, (pattern.groups or 0) + 1) if m.group(i))
+                g = m.lastindex  # the one group of the alternative that matched
                 head = m.group(0).strip()
                 lineno = src.count("\n", 0, m.start()) + 1
                 yield (str(path.relative_to(root)), lines, lineno, m.group(g), head,

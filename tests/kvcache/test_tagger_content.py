@@ -1588,14 +1588,16 @@ def test_a_view_behind_a_medium_reads_as_the_plain_view(tagger, wrap):
     """A view carried by another model's chat template (the result glued to its tokens) or a CDATA section: the
     definitions are signatures and the first line a body, as in the plain view; before, the tokens and marks read as
     code and the docstring the view ends in swallowed it."""
-    expect_python_tags(tagger, wrap(VIEW_TO_A_DOCSTRING), {
+    expect_tags(tagger, wrap(VIEW_TO_A_DOCSTRING), {
         "check_values": B.FUNCTION_SIGNATURE, "parse_args": B.FUNCTION_SIGNATURE, "return (values": B.FUNCTION_BODY,
         "Parse the command-line": B.DOCSTRING})
 
 
-def expect_python_tags(tagger: StructureTagger, text: str, expected: dict[str, BlockType]) -> None:
-    """``text`` tagged as a tool's output naming no language and naming Python: each needle has its block type."""
-    for span in (SpanInfo(kind=K.TOOL_OUTPUT), SpanInfo(kind=K.TOOL_OUTPUT, language="python")):
+def expect_tags(tagger: StructureTagger, text: str, expected: dict[str, BlockType], language: str = "python",
+                kind: SegmentKind = K.TOOL_OUTPUT) -> None:
+    """``text`` tagged as a tool's output naming no language and as a ``kind`` span naming ``language``: each needle
+    has its block type."""
+    for span in (SpanInfo(kind=K.TOOL_OUTPUT), SpanInfo(kind=kind, language=language)):
         ivs = tagger.intervals(text, span)
         covered(text, ivs)
         for needle, block_type in expected.items():
@@ -1714,7 +1716,7 @@ def test_a_vim_screen_reads_as_the_file_it_shows(tagger):
             "def writedocs(dir, pkgpath='', done=None):\n    if done is None: done = {}\n    return done\n\n"
             "class Helper:\n    keywords = {\n        'False': '',\n        'and': 'BOOLEAN',")
     text = code + "\n~\n~\n~\n" + '"pydoc.py" 1881L, 3519B' + " " * 20 + "1791,1           Top"
-    expect_python_tags(tagger, text, {"writedoc(": B.FUNCTION_SIGNATURE, "writedocs(": B.FUNCTION_SIGNATURE,
+    expect_tags(tagger, text, {"writedoc(": B.FUNCTION_SIGNATURE, "writedocs(": B.FUNCTION_SIGNATURE,
                                       "Helper": B.CLASS_DECLARATION, "object, name": B.FUNCTION_BODY})
 
 
@@ -1891,12 +1893,8 @@ def test_go_views_cut_inside_a_table_of_cases_keep_the_test(tagger, rows):
     views): the test after the table is a signature and its body, whether or not the path named the language.
     Before, the rows were read as a function's body and the test's header after their close as more of it (7 of 375
     views of net/http and strings)."""
-    piece = rows + GO_TEST_AFTER_A_TABLE
-    for span in (SpanInfo(kind=K.FILE_VIEW, language="go"), SpanInfo(kind=K.TOOL_OUTPUT)):
-        ivs = tagger.intervals(piece, span)
-        covered(piece, ivs)
-        assert tag_of(piece, ivs, "TestParseHTTPVersion").block_type == B.FUNCTION_SIGNATURE, span.language
-        assert tag_of(piece, ivs, "major, minor").block_type == B.FUNCTION_BODY, span.language
+    expect_tags(tagger, rows + GO_TEST_AFTER_A_TABLE,
+                {"TestParseHTTPVersion": B.FUNCTION_SIGNATURE, "major, minor": B.FUNCTION_BODY}, "go", K.FILE_VIEW)
 
 
 
