@@ -661,6 +661,10 @@ BRACE_SNIPPETS = {
     "rust": ("        self.items.len()\n    }\n\n    pub fn get(&self, key: &str, fallback: i64) -> i64 {\n"
              "        let mut v = fallback;\n        if let Some(x) = self.items.get(key) {\n            v = *x;\n"
              "        }\n        v\n    }\n}\n", "get(&self"),
+    "typescript": ("      this.view.invalidate()\n    }\n  }\n\n  _update_margin(width: number): void {\n"
+                   "    this.editor.setMargin(width)\n  }\n\n  _update_code(): void {\n"
+                   "    if (this.editor.getValue() != this.model.code) {\n      this.model.code = this.editor.getValue()\n"
+                   "    }\n  }\n", "_update_margin(width"),
     "java": ("        return total;\n    }\n\n    public int lookup(String key, int fallback) {\n"
              "        Integer v = items.get(key);\n        return v == null ? fallback : v;\n    }\n}\n", "lookup(String"),
 }
