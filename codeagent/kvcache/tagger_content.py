@@ -974,7 +974,8 @@ _LANG_HINTS: dict[str, tuple[str, ...]] = {
     "typescript": (r":\s*(?:string|number|boolean|void|any)\b", r"^\s*(?:export )?interface \w+", r"^\s*(?:export )?type \w+ =",
                    r"=>", r"^\s*(?:const|let) ", r"^\s*import .* from ['\"]", r";\s*$", r"\bthis\.",
                    r"^\s*(?:(?:public|private|protected|static|override|readonly|async)\s+)*"
-                   r"(?!(?:if|for|while|switch|catch|function)\b)[\w$]+\s*(?:<[^>\n]*>)?\([^)\n]*\)(?:\s*:\s*[^{;\n]+)?\s*\{\s*$"),
+                   r"(?!(?:if|for|while|switch|catch|function)\b)[\w$]+\s*(?:<[^>\n]*>)?\([^)\n]*\)"
+                   r"(?:\s*:\s*[^{;\n]+)?\s*\{\s*$"),
     "java": (r"^\s*(?:public|private|protected)\s", r"^\s*import java", r"\bSystem\.out\b", r"^\s*package [\w.]+;",
              r"\bnew \w+\(", r";\s*$", r"@Override"),
     "go": (r"^func ", r"^package \w+\s*$", r":=", r"\berr != nil\b", r"\bfmt\.", r"^\s*import \("),

@@ -663,7 +663,8 @@ BRACE_SNIPPETS = {
              "        }\n        v\n    }\n}\n", "get(&self"),
     "typescript": ("      this.view.invalidate()\n    }\n  }\n\n  _update_margin(width: number): void {\n"
                    "    this.editor.setMargin(width)\n  }\n\n  _update_code(): void {\n"
-                   "    if (this.editor.getValue() != this.model.code) {\n      this.model.code = this.editor.getValue()\n"
+                   "    if (this.editor.getValue() != this.model.code) {\n"
+                   "      this.model.code = this.editor.getValue()\n"
                    "    }\n  }\n", "_update_margin(width"),
     "java": ("        return total;\n    }\n\n    public int lookup(String key, int fallback) {\n"
              "        Integer v = items.get(key);\n        return v == null ? fallback : v;\n    }\n}\n", "lookup(String"),
