@@ -973,21 +973,32 @@ _LANG_HINTS: dict[str, tuple[str, ...]] = {
                    r"\([^)\n]*\)\s*\{\s*$"),
     "typescript": (r":\s*(?:string|number|boolean|void|any)\b", r"^\s*(?:export )?interface \w+", r"^\s*(?:export )?type \w+ =",
                    r"=>", r"^\s*(?:const|let) ", r"^\s*import .* from ['\"]", r";\s*$", r"\bthis\.",
-                   r"^\s*(?:(?:public|private|protected|static|override|readonly|async)\s+)*"
-                   r"(?!(?:if|for|while|switch|catch|function)\b)[\w$]+\s*(?:<[^>\n]*>)?\([^)\n]*\)"
-                   r"(?:\s*:\s*[^{;\n]+)?\s*\{\s*$"),
+                   r"^[ \t]*+(?:(?:public|private|protected|static|override|readonly|async)[ \t]+)*"
+                   r"(?!(?:if|for|while|switch|catch|function)\b)[\w$]++[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)"
+                   r"(?:[ \t]*:[ \t]*[^{;\n]+)?[ \t]*\{[ \t]*$"),
     "java": (r"^\s*(?:public|private|protected)\s", r"^\s*import java", r"\bSystem\.out\b", r"^\s*package [\w.]+;",
              r"\bnew \w+\(", r";\s*$", r"@Override"),
     "go": (r"^func ", r"^package \w+\s*$", r":=", r"\berr != nil\b", r"\bfmt\.", r"^\s*import \("),
     "rust": (r"^\s*(?:pub )?fn \w+", r"\blet mut\b", r"^\s*impl\b", r"::", r"&self\b", r"^\s*use [\w:]+", r"->"),
 }
-_HINT_RES = {lang: [re.compile(p, re.MULTILINE) for p in pats] for lang, pats in _LANG_HINTS.items()}
+
+
+def _word_first(pattern: str) -> str:
+    """``\\bword...`` as ``word(?<=\\bword)...``: the same matches, found by ``re``'s scan for the literal word (a
+    pattern opening on ``\\b`` is tried at every position: some 40 times slower over a 20K-character sample)."""
+    m = re.match(r"\\b([A-Za-z]+)", pattern)
+    return pattern if m is None else f"{m.group(1)}(?<=\\b{m.group(1)}){pattern[m.end():]}"
+
+
+_HINT_RES = {lang: [re.compile(_word_first(p), re.MULTILINE) for p in pats] for lang, pats in _LANG_HINTS.items()}
 
 
 def language_candidates(code: str, limit: int = 3) -> list[str]:
     """Languages whose telltale patterns ``code`` shows, best first (at most ``limit``)."""
     sample = code[:20_000]
-    scores = {lang: sum(1 for r in res if r.search(sample)) for lang, res in _HINT_RES.items()}
+    found: dict[re.Pattern[str], bool] = {}  # a hint two languages share (``=>``, ``this.``) is searched once
+    scores = {lang: sum(found.setdefault(r, r.search(sample) is not None) for r in res)
+              for lang, res in _HINT_RES.items()}
     ranked = sorted((s, lang) for lang, s in scores.items() if s >= 2)
     return [lang for _s, lang in reversed(ranked)][:limit]
 

@@ -18,9 +18,9 @@ from codeagent.kvcache.languages import language_for_fence
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
-    CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, WEAK as WEAK_LINE, bare_grep_rows, code_regions,
+    _LANG_HINTS, CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, WEAK as WEAK_LINE, bare_grep_rows, code_regions,
     fence_segments, framed_rows, grep_rows, indented_rows, keyed_strings, language_candidates, line_label,
-    numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
+    numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows, _word_first,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -681,6 +681,21 @@ def test_brace_languages_mid_block_and_guessed(tagger, language):
         first = tag_at(ivs, len(code) - len(code.lstrip()))
         assert first.block_type not in SIGNATURES and first.depth >= 1, (language, lang, first)
     assert language in language_candidates(code) or language == "java"
+
+
+def test_language_hints_searched_word_first_match_as_written():
+    text = "".join(code for code, _needle in BRACE_SNIPPETS.values()) + SOURCE + (
+        "athis.x = 1; this.y = 2\nmySystem.out; System.out.println(x)\nrenew Foo(); new Foo()\nNoneType None\n"
+        "if err != nil {\nfmt.Println(x)\nlet mut v = 1;\nconsole.log(x); require('x')\n")
+    rewritten = 0
+    for patterns in _LANG_HINTS.values():
+        for pattern in patterns:
+            fast = _word_first(pattern)
+            rewritten += fast != pattern
+            found = [m.span() for m in re.finditer(fast, text, re.MULTILINE)]
+            assert found == [m.span() for m in re.finditer(pattern, text, re.MULTILINE)], pattern
+            assert found or fast == pattern, pattern  # the text shows every hint opening on a word
+    assert rewritten >= 10
 
 
 def test_real_javascript_file_without_language(tagger):
