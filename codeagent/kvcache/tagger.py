@@ -1591,12 +1591,12 @@ class StructureTagger:
         marks = tuple(m.span() for m in _MARKUP_LINE.finditer(parsed)) if language == "python" and "<" in parsed else ()
         if marks:  # ``<span id='f'>`` lines between the pieces, ``</output>`` after them: first, so it wins a tie
             variants.insert(0, (_blank(parsed, marks), tuple(sorted(elided + marks))))
+        openers = () if language == "python" else tuple(dict.fromkeys((*_brace_reopen(text, language), "")))
         best = None
         for variant, blanked in variants:
             if language == "python":
                 wraps = _python_wraps(variant)
             else:
-                openers = dict.fromkeys((*_brace_reopen(text, language), ""))
                 wraps = [(pre, _brace_closers(pre + variant)) for pre in openers]
             for pre, post in wraps:
                 src = (pre + variant + post).encode("utf-8")

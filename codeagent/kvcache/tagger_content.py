@@ -963,19 +963,19 @@ def escaped_whitespace(strings: Sequence[JsonString], depth: int = 2) -> list[tu
 
 
 # ------------------------------------------------------------------------------ language guess
+_METHOD_NAME = r"(?!(?:if|for|while|switch|catch|function)\b)[\w$]+"
+"""The name a JavaScript or TypeScript method header opens on (a keyword followed by ``(`` is no method)."""
 _LANG_HINTS: dict[str, tuple[str, ...]] = {
     "python": (r"^\s*(?:async\s+)?def \w+\(.*\)(?:\s*->.*)?:\s*$", r"^\s*(?:from [\w.]+ )?import [\w.]+", r"\bself\.",
                r"^\s*class \w+(?:\(.*\))?:\s*$", r"^\s*elif\b", r"\bNone\b", r":\s*$",
                r"^\s*[rRuU]?(?:\"{3}|'{3})"),
     "javascript": (r"\bfunction\b", r"=>", r"^\s*(?:const|let|var) ", r"\brequire\(", r"[=!]==", r"\bconsole\.",
                    r"module\.exports", r";\s*$", r"\bthis\.", r"`[^`\n]*\$\{",
-                   r"^\s*(?:static\s+)?(?:async\s+)?(?!(?:if|for|while|switch|catch|function)\b)[\w$]+\s*"
-                   r"\([^)\n]*\)\s*\{\s*$"),
+                   r"^\s*(?:static\s+)?(?:async\s+)?" + _METHOD_NAME + r"\s*\([^)\n]*\)\s*\{\s*$"),
     "typescript": (r":\s*(?:string|number|boolean|void|any)\b", r"^\s*(?:export )?interface \w+", r"^\s*(?:export )?type \w+ =",
                    r"=>", r"^\s*(?:const|let) ", r"^\s*import .* from ['\"]", r";\s*$", r"\bthis\.",
                    r"^[ \t]*+(?:(?:public|private|protected|static|override|readonly|async)[ \t]+)*"
-                   r"(?!(?:if|for|while|switch|catch|function)\b)[\w$]++[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)"
-                   r"(?:[ \t]*:[ \t]*[^{;\n]+)?[ \t]*\{[ \t]*$"),
+                   + _METHOD_NAME + r"[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)(?:[ \t]*:[ \t]*[^{;\n]+)?[ \t]*\{[ \t]*$"),
     "java": (r"^\s*(?:public|private|protected)\s", r"^\s*import java", r"\bSystem\.out\b", r"^\s*package [\w.]+;",
              r"\bnew \w+\(", r";\s*$", r"@Override"),
     "go": (r"^func ", r"^package \w+\s*$", r":=", r"\berr != nil\b", r"\bfmt\.", r"^\s*import \("),
