@@ -89,13 +89,36 @@ FORMATS: dict[str, Format] = {
     "json_message": lambda ls, a, p, m: json.dumps({"role": "tool", "name": "read", "content": _joined(ls)}),
     "yaml_block": lambda ls, a, p, m: f"tool: read\npath: {p}\noutput: |\n" + "\n".join(
         ("  " + x) if x.strip() else "" for x in ls),
+    "arrow_numbered": lambda ls, a, p, m: "\n".join(f"{a + k:6d}\u2192{x}" for k, x in enumerate(ls)),
+    "swe_agent_open": lambda ls, a, p, m: (f"[File: /repo/{p} (999 lines total)]\n({a - 1} more lines above)\n"
+                                           + "\n".join(f"{a + k}:{x}" for k, x in enumerate(ls))
+                                           + "\n(500 more lines below)"),
+    "cat_n_titled": lambda ls, a, p, m: (f"Here's the result of running `cat -n` on /workspace/{p}:\n"
+                                         + "\n".join(f"{a + k:6d}\t{x}" for k, x in enumerate(ls))),
+    "apply_patch": lambda ls, a, p, m: (f"*** Begin Patch\n*** Update File: {p}\n@@\n"
+                                        + "\n".join(" " + x for x in ls) + "\n*** End Patch"),
+    "l_numbered": lambda ls, a, p, m: "\n".join(f"L{a + k}: {x}" for k, x in enumerate(ls)),
+    "repo_map_bars": lambda ls, a, p, m: f"{p}:\n\u22ee...\n" + "\n".join("\u2502" + x for x in ls) + "\n\u22ee...",
+    "crlf": lambda ls, a, p, m: "\r\n".join(ls),
+    "new_file_diff": lambda ls, a, p, m: (f"--- /dev/null\n+++ b/{p}\n@@ -0,0 +1,{len(ls)} @@\n"
+                                          + "\n".join("+" + x for x in ls)),
+    "tabs": lambda ls, a, p, m: "\n".join("\t" * ((len(x) - len(x.lstrip(" "))) // 4) + x.lstrip(" ") for x in ls),
+    "grep_one_file": lambda ls, a, p, m: "\n".join(f"{a + k}{':' if a + k == m else '-'}{x}"
+                                                    for k, x in enumerate(ls)),
+    "ag_heading": lambda ls, a, p, m: f"{p}\n" + "\n".join(f"{a + k}:{x}" for k, x in enumerate(ls)),
+    "pr_numbered": lambda ls, a, p, m: "\n".join(f"{a + k:5d}  {x}" for k, x in enumerate(ls)),
+    "head_banner": lambda ls, a, p, m: f"==> {p} <==\n" + _joined(ls),
+    "html_pre": lambda ls, a, p, m: f'<pre><code class="language-python">{html.escape(_joined(ls))}</code></pre>',
 }
 """The formats: Roo Code's ``N | code`` file element, Zed's ``path#L`` fence, a fence titled with the path,
 ripgrep's headed and JSON output, ``grep -rn -C`` over files, a modifying diff hunk, ``awk`` numbering, gpt-oss's
 harmony, Mistral's and DeepSeek's and Llama's and ChatML's templates around a result, a CDATA section, Anthropic's
 document element, vim's screen, an element holding escaped text, a result printed by Python (a dict, an object),
 indentation in no-break spaces (a web page's copy), a reply quoted twice, ``12:<tab>`` numbering, a JSON message,
-a YAML block scalar."""
+a YAML block scalar; and (Round 36) Claude Code's ``N→code`` reads, SWE-agent's ``open`` window, OpenHands' ``cat -n``
+view under its title, a Codex ``apply_patch`` envelope, ``L12: code`` numbering, a repository map's ``│``/``⋮``
+rows, CRLF line ends, a new-file diff, tab indentation, ``grep -n -C`` over one file, ``ag``'s heading, ``pr -n``
+numbering, ``head``'s ``==> path <==`` banner, an HTML ``<pre><code>`` block."""
 
 
 def main() -> None:
