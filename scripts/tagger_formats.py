@@ -102,7 +102,8 @@ FORMATS: dict[str, Format] = {
     "crlf": lambda ls, a, p, m: "\r\n".join(ls),
     "new_file_diff": lambda ls, a, p, m: (f"--- /dev/null\n+++ b/{p}\n@@ -0,0 +1,{len(ls)} @@\n"
                                           + "\n".join("+" + x for x in ls)),
-    "tabs": lambda ls, a, p, m: "\n".join("\t" * ((len(x) - len(x.lstrip(" "))) // 4) + x.lstrip(" ") for x in ls),
+    "tabs": lambda ls, a, p, m: "\n".join("\t" * (n // 4) + " " * (n % 4) + x.lstrip(" ")
+                                          for x in ls for n in [len(x) - len(x.lstrip(" "))]),
     "grep_one_file": lambda ls, a, p, m: "\n".join(f"{a + k}{':' if a + k == m else '-'}{x}"
                                                     for k, x in enumerate(ls)),
     "ag_heading": lambda ls, a, p, m: f"{p}\n" + "\n".join(f"{a + k}:{x}" for k, x in enumerate(ls)),

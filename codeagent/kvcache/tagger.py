@@ -834,8 +834,10 @@ def _python_reopen(text: str) -> str:
     top = _indent(lines[0])  # the lowest indent seen so far: deeper lines belong to scopes already open
     levels: dict[int, str] = {top: "def"}  # body indent -> what its header reopens as
     clauses: dict[int, str] = {}  # indent -> the compound statement a clause there continues
+    spelt = {0: ""}  # indent -> as the view writes it (tabs stay tabs: a header in spaces would not line up)
     for ln in lines:
         ind = _indent(ln)
+        spelt.setdefault(ind, ln[:ind])
         clause = _PY_CLAUSE.match(ln)
         if ind == 0:  # the view's scopes end here; a clause at column 0 continues a statement at module level
             if clause:
@@ -854,11 +856,12 @@ def _python_reopen(text: str) -> str:
     out = []
     for head, body in zip([0] + bodies[:-1], bodies):
         opener = clauses.get(head) or ("class _:" if levels[body] == "class" else "def _():")
-        out.append(" " * head + opener + "\n")
+        out.append(spelt[head] + opener + "\n")
     first = _PY_CLAUSE.match(lines[0])
     if first:  # the view starts on the clause itself: a stub statement for it to continue
-        ind = _indent(lines[0])
-        out.append(" " * ind + ("if _:" if first.group(1) else "try:") + "\n" + " " * (ind + 4) + "pass\n")
+        lead = spelt[_indent(lines[0])]
+        step = "\t" if lead.endswith("\t") else "    "
+        out.append(lead + ("if _:" if first.group(1) else "try:") + "\n" + lead + step + "pass\n")
     return "".join(out)
 
 

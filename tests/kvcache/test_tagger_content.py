@@ -632,6 +632,31 @@ def test_view_starting_mid_function(tagger):
                 same_tags(SOURCE, full, offset, piece, ivs, 0, first_def)
 
 
+def _tabbed(text: str) -> str:
+    """``text`` indented with a tab per four leading spaces (the rest stay spaces)."""
+    return "".join("\t" * (n // 4) + " " * (n % 4) + ln.lstrip(" ")
+                   for ln in text.splitlines(keepends=True) for n in [len(ln) - len(ln.lstrip(" "))])
+
+
+def test_view_starting_mid_function_indented_with_tabs(tagger):
+    """textwrap indented with tabs, viewed from inside a method: the scopes the view starts in reopen indented as the
+    view is (headers in spaces would not line up with its tabs, and the parse would fail), so every definition after
+    is a signature; also when the view starts four levels deep on a comment and an ``else`` clause (fails when the
+    reopened headers are written in spaces)."""
+    split = next(i for i, ln in enumerate(LINES) if "def _split(self, text)" in ln)
+    body = next(i for i in range(split, len(LINES)) if "if self.break_on_hyphens" in LINES[i])
+    clause = next(i for i, ln in enumerate(LINES) if "# Nope, this line is full." in ln)
+    assert LINES[clause + 1].strip() == "else:" and LINES[clause].startswith(" " * 16)
+    for start in (body, clause):
+        piece = _tabbed("".join(LINES[start:start + 60]))
+        for span in (SpanInfo(kind=K.FILE_VIEW, language="python"), SpanInfo(kind=K.TOOL_OUTPUT)):
+            ivs = tagger.intervals(piece, span)
+            covered(piece, ivs)
+            defs = [m.end() - 1 for m in re.finditer(r"^\t?def ", piece, re.MULTILINE)]
+            assert defs and all(tag_at(ivs, at).block_type == B.FUNCTION_SIGNATURE for at in defs), (start, span)
+            assert tag_of(piece, ivs, "else:" if start == clause else "if self").block_type not in SIGNATURES
+
+
 def test_view_starting_inside_a_statement(tagger):
     """A view that starts on the last lines of a statement begun above it (the end of ``__init__``'s parameter list,
     ``placeholder=' [...]'):``): the brackets they close were never opened, so parsed as they are they are errors
