@@ -30,6 +30,20 @@ def _joined(lines: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _numbered(lines: list[str], start: int, label: Callable[[int], str]) -> str:
+    """The lines, each after ``label`` of its number."""
+    return "\n".join(label(start + k) + x for k, x in enumerate(lines))
+
+
+def _grep(lines: list[str], start: int, match: int, path: str = "") -> str:
+    """``grep -n -C``: ``N:`` on the match, ``N-`` on its context, after ``path`` and the same mark when given
+    (``grep -rn -C`` over files)."""
+    def label(n: int) -> str:
+        mark = ":" if n == match else "-"
+        return f"{path}{mark}{n}{mark}" if path else f"{n}{mark}"
+    return _numbered(lines, start, label)
+
+
 def _ripgrep_json(lines: list[str], start: int, path: str, match: int) -> str:
     rows = [json.dumps({"type": "begin", "data": {"path": {"text": path}}})]
     for k, line in enumerate(lines):
@@ -56,16 +70,14 @@ def _vim(lines: list[str], start: int, path: str, _match: int) -> str:
 FORMATS: dict[str, Format] = {
     "raw": lambda ls, a, p, m: _joined(ls),
     "roo": lambda ls, a, p, m: (f'<file><path>{p}</path>\n<content lines="{a}-{a + len(ls) - 1}">\n'
-                                + "\n".join(f"{a + k} | {x}" for k, x in enumerate(ls)) + "\n</content>\n</file>"),
+                                + _numbered(ls, a, lambda n: f"{n} | ") + "\n</content>\n</file>"),
     "zed": lambda ls, a, p, m: f"```{p}#L{a}-{a + len(ls) - 1}\n{_joined(ls)}\n```",
     "titled_fence": lambda ls, a, p, m: f'```python title="{p}"\n{_joined(ls)}\n```',
-    "rg_heading": lambda ls, a, p, m: f"{p}\n" + "\n".join(f"{a + k}{':' if a + k == m else '-'}{x}"
-                                                          for k, x in enumerate(ls)),
-    "grep_files": lambda ls, a, p, m: "\n".join(f"{p}{':' if a + k == m else '-'}{a + k}{':' if a + k == m else '-'}{x}"
-                                                for k, x in enumerate(ls)),
+    "rg_heading": lambda ls, a, p, m: f"{p}\n" + _grep(ls, a, m),
+    "grep_files": lambda ls, a, p, m: _grep(ls, a, m, path=p),
     "rg_json": _ripgrep_json,
     "diff": _diff,
-    "awk_numbered": lambda ls, a, p, m: "\n".join(f"{a + k:4d}: {x}" for k, x in enumerate(ls)),
+    "awk_numbered": lambda ls, a, p, m: _numbered(ls, a, lambda n: f"{n:4d}: "),
     "harmony": lambda ls, a, p, m: ("<|start|>functions.read_file to=assistant<|channel|>commentary<|message|>"
                                     + json.dumps({"content": _joined(ls)}) + "<|end|>"),
     "mistral": lambda ls, a, p, m: "[TOOL_RESULTS] " + json.dumps({"content": _joined(ls), "call_id": "a1B2c3D4e"})
@@ -85,29 +97,27 @@ FORMATS: dict[str, Format] = {
     "no_break_spaces": lambda ls, a, p, m: "\n".join("\u00a0" * (len(x) - len(x.lstrip(" "))) + x.lstrip(" ")
                                                      for x in ls),
     "quoted_twice": lambda ls, a, p, m: "\n".join("> > " + x for x in ls),
-    "colon_tab_numbered": lambda ls, a, p, m: "\n".join(f"{a + k}:\t{x}" for k, x in enumerate(ls)),
+    "colon_tab_numbered": lambda ls, a, p, m: _numbered(ls, a, lambda n: f"{n}:\t"),
     "json_message": lambda ls, a, p, m: json.dumps({"role": "tool", "name": "read", "content": _joined(ls)}),
     "yaml_block": lambda ls, a, p, m: f"tool: read\npath: {p}\noutput: |\n" + "\n".join(
         ("  " + x) if x.strip() else "" for x in ls),
-    "arrow_numbered": lambda ls, a, p, m: "\n".join(f"{a + k:6d}\u2192{x}" for k, x in enumerate(ls)),
+    "arrow_numbered": lambda ls, a, p, m: _numbered(ls, a, lambda n: f"{n:6d}\u2192"),
     "swe_agent_open": lambda ls, a, p, m: (f"[File: /repo/{p} (999 lines total)]\n({a - 1} more lines above)\n"
-                                           + "\n".join(f"{a + k}:{x}" for k, x in enumerate(ls))
-                                           + "\n(500 more lines below)"),
+                                           + _numbered(ls, a, lambda n: f"{n}:") + "\n(500 more lines below)"),
     "cat_n_titled": lambda ls, a, p, m: (f"Here's the result of running `cat -n` on /workspace/{p}:\n"
-                                         + "\n".join(f"{a + k:6d}\t{x}" for k, x in enumerate(ls))),
+                                         + _numbered(ls, a, lambda n: f"{n:6d}\t")),
     "apply_patch": lambda ls, a, p, m: (f"*** Begin Patch\n*** Update File: {p}\n@@\n"
                                         + "\n".join(" " + x for x in ls) + "\n*** End Patch"),
-    "l_numbered": lambda ls, a, p, m: "\n".join(f"L{a + k}: {x}" for k, x in enumerate(ls)),
+    "l_numbered": lambda ls, a, p, m: _numbered(ls, a, lambda n: f"L{n}: "),
     "repo_map_bars": lambda ls, a, p, m: f"{p}:\n\u22ee...\n" + "\n".join("\u2502" + x for x in ls) + "\n\u22ee...",
     "crlf": lambda ls, a, p, m: "\r\n".join(ls),
     "new_file_diff": lambda ls, a, p, m: (f"--- /dev/null\n+++ b/{p}\n@@ -0,0 +1,{len(ls)} @@\n"
                                           + "\n".join("+" + x for x in ls)),
     "tabs": lambda ls, a, p, m: "\n".join("\t" * (n // 4) + " " * (n % 4) + x.lstrip(" ")
                                           for x in ls for n in [len(x) - len(x.lstrip(" "))]),
-    "grep_one_file": lambda ls, a, p, m: "\n".join(f"{a + k}{':' if a + k == m else '-'}{x}"
-                                                    for k, x in enumerate(ls)),
-    "ag_heading": lambda ls, a, p, m: f"{p}\n" + "\n".join(f"{a + k}:{x}" for k, x in enumerate(ls)),
-    "pr_numbered": lambda ls, a, p, m: "\n".join(f"{a + k:5d}  {x}" for k, x in enumerate(ls)),
+    "grep_one_file": lambda ls, a, p, m: _grep(ls, a, m),
+    "ag_heading": lambda ls, a, p, m: f"{p}\n" + _numbered(ls, a, lambda n: f"{n}:"),
+    "pr_numbered": lambda ls, a, p, m: _numbered(ls, a, lambda n: f"{n:5d}  "),
     "head_banner": lambda ls, a, p, m: f"==> {p} <==\n" + _joined(ls),
     "html_pre": lambda ls, a, p, m: f'<pre><code class="language-python">{html.escape(_joined(ls))}</code></pre>',
 }
