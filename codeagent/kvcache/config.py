@@ -135,6 +135,10 @@ class KVConfig(BaseModel):
     written twice or more (``return Settings(timeout, method, ...)``: the pattern the next such line copies;
     a definition kept without any of its uses leaves the model guessing how it is called); the pinned cap ranks
     it by the name's uses, as it ranks the definition."""
+    pin_module_calls: bool = True
+    """With ``pin_repeated_uses``, a line opening a module-level statement with a call counts as a repeated text
+    though written once (``manager.add_handler(str, set_text)``, ``atexit.register(close)``: the registration the
+    next one copies)."""
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""

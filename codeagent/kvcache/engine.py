@@ -26,7 +26,7 @@ from codeagent.kvcache.named import issue_names, naming_mask
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
-from codeagent.kvcache.uses import count, defined_names, definitions, line_keys
+from codeagent.kvcache.uses import count, defined_names, definitions, line_keys, module_calls
 from codeagent.protocols import Generation, KVStats, TokenCallback, TokenScore
 
 
@@ -283,7 +283,7 @@ class Engine:
         tags = self.tagger.tag(text, offsets, info) if ids else []
         return self.append_tokens(ids, tags, info, compress=compress, protect=info.protected(offsets),
                                   names=self._names(text, offsets, tags), named=self._named(text, offsets, tags, info),
-                                  lines=self._lines(text, offsets))
+                                  lines=self._lines(text, offsets, tags))
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -303,13 +303,15 @@ class Engine:
         self.state.defs.update(definitions(names))
         return names
 
-    def _lines(self, text: str, offsets: list[tuple[int, int]]) -> list[int]:
+    def _lines(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag]) -> list[int]:
         """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts, the
-        identifiers of a text kept once it repeats (only a repeated text is read for them)."""
+        identifiers of a text kept once it repeats or when it opens a module-level call (``uses.module_calls``:
+        ``Lifecycle`` pins a use among those lines)."""
         keys, counts, words = line_keys(text, offsets)
         seen = self.state.lines
         seen.update(counts)
-        self.state.line_words.update((k, w) for k, w in words.items() if seen[k] >= 2)
+        module = module_calls(text, offsets, keys, tags)
+        self.state.line_words.update((k, w) for k, w in words.items() if seen[k] >= 2 or k in module)
         return keys
 
     def _named(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo
@@ -337,7 +339,7 @@ class Engine:
             return None if mask is None else [False] * len(head) + mask + [False] * len(tail)
 
         names = [None] * len(head) + self._names(content, msg.offsets, body_tags) + [None] * len(tail)
-        lines = [-1] * len(head) + self._lines(content, msg.offsets) + [-1] * len(tail)
+        lines = [-1] * len(head) + self._lines(content, msg.offsets, body_tags) + [-1] * len(tail)
         return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, names=names, lines=lines,
                                   protect=framed(info.protected(msg.offsets)),
                                   named=framed(self._named(content, msg.offsets, body_tags, info)))

@@ -27,6 +27,8 @@ _KEYWORD = re.compile(r"\b(?:from\s+\S+\s+import|import|(?:pub\s+)?use)\b")
 _FROM_JS = re.compile(r"\bfrom\s+[\"']")
 LINE_BREAK = re.compile(r"\n|\\n")
 """A line ends at a newline, or at an escaped one when the code sits in a JSON string."""
+CALL_STATEMENT = re.compile(r"\s*[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*\(")
+"""Code that opens with a call of a (dotted) name: ``manager.add_handler(str, f)``, ``atexit.register(close)``."""
 
 
 def count(text: str) -> Counter[str]:
@@ -118,3 +120,21 @@ def line_keys(text: str, offsets: Sequence[tuple[int, int]]
         per_line.append(key)
     counts = Counter(k for k in per_line if k >= 0)
     return [per_line[bisect.bisect_right(starts, a) - 1] for a, _ in offsets], counts, words
+
+
+def module_calls(text: str, offsets: Sequence[tuple[int, int]], keys: Sequence[int], tags: Sequence[TokenTag]
+                 ) -> set[int]:
+    """The keys (``line_keys``) of the lines of ``text`` that open a module-level statement with a call: the line's
+    first tagged token a depth-0 statement of a block no earlier line opened, its code a ``CALL_STATEMENT``."""
+    found: set[int] = set()
+    opened: set[int] = set()
+    prev = -2
+    for (a, _), key, tag in zip(offsets, keys, tags):
+        if tag.block_type == BlockType.NONE or key == prev:  # a line number, or a later token of the line
+            continue
+        prev = key
+        if (key >= 0 and tag.depth == 0 and tag.block_type == BlockType.STATEMENT and tag.block_id not in opened
+                and CALL_STATEMENT.match(text, a)):
+            found.add(key)
+        opened.add(tag.block_id)
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import zlib
 
 import torch
 
@@ -83,7 +84,9 @@ def gamma(value):
 
 
 def _read_view(make_engine, issue: str, after: str, **knobs):
-    """A default-policy engine (pinned cap 0.6) that read ``issue``, ``VIEW`` and ``after`` as a tool output."""
+    """A default-policy engine (pinned cap 0.6) that read ``issue``, ``VIEW`` and ``after`` as a tool output; the
+    calls in ``after`` are not pinned as uses (``pin_module_calls`` off): the release order alone is measured."""
+    knobs.setdefault("pin_module_calls", False)
     eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pinned_cap=0.6, **knobs)
     eng.append_message("user", issue, SpanInfo(kind=SegmentKind.ISSUE))
     eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
@@ -246,6 +249,69 @@ def test_the_newest_repeated_use_of_a_definition_is_pinned_with_it(make_engine):
         eng.append_message("user", "    return Settings(timeout, method)\n", SpanInfo(kind=SegmentKind.FILE_VIEW,
                                                                                      language="python"))
     assert _pinned_under(eng, "Settings").count("return Settings(timeout, method)") == 1
+
+
+REGISTRY = '''\
+class Registry:
+    """Handlers by the type of the value they render."""
+
+    def __init__(self):
+        self.handlers = {}
+
+    def add_handler(self, key, handler):
+        self.handlers[key] = handler
+
+
+registry = Registry()
+
+
+def text_handler(value):
+    return str(value).strip()
+
+
+registry.add_handler(str, text_handler)
+
+
+def bytes_handler(value):
+    # bytes come from the wire: decode them, replacing what is not ASCII
+    return bytes(value).decode("ascii", "replace")
+
+
+registry.add_handler(bytes, bytes_handler)
+
+
+def report(item, when):
+    message = "timed out after %s seconds" % item.timeout
+    stream = item.config.get_terminal_writer()
+    stream.line(message.center(80, "+"))
+    stream.line("while running %s at %s" % (item.nodeid, when))
+    stream.line(text_handler(item))
+    stream.flush()
+'''
+
+
+def test_a_module_level_call_is_pinned_as_the_use_its_name_repeats(make_engine):
+    """``registry.add_handler(bytes, bytes_handler)`` is written once, at module level: a registration the next
+    one copies. With ``pin_module_calls`` the newest such line of each name is pinned (under the most used of the
+    names it is newest for) and outlives a budget of half the cache; without it, it goes. A call inside a function
+    body (``stream.line(text_handler(item))``) stays unpinned."""
+    kept, pinned = {}, {}
+    for on in (True, False):
+        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pin_module_calls=on)
+        eng.append_message("user", REGISTRY, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        eng.manager.enforce(eng.state, budget=len(eng.table) // 2)
+        t = eng.table
+        kept[on] = eng.tok.decode(t["token"].tolist())
+        pinned[on] = eng.tok.decode(t["token"][t["state"] == int(State.PINNED)].tolist())
+        if on:  # pinned under the most used of its names: registry or add_handler (two uses each), not bytes_handler
+            key = zlib.crc32(b"registry.add_handler(bytes, bytes_handler)")
+            under = set(t["name"][t["line"] == key].tolist())
+            assert under and under <= {eng.state.names["registry"], eng.state.names["add_handler"]}
+    assert "registry.add_handler(bytes, bytes_handler)" in pinned[True]
+    assert "registry.add_handler(bytes, bytes_handler)" in kept[True]
+    assert "registry.add_handler(bytes, bytes_handler)" not in kept[False]
+    assert "registry.add_handler(" not in pinned[False]
+    assert "def text_handler(value):" in pinned[True] and "stream.line(text_handler" not in pinned[True]
 
 
 def test_past_the_pinned_cap_lines_repeating_a_better_one_go_first():

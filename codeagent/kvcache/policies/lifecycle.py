@@ -121,6 +121,7 @@ class Lifecycle:
     release_waiting: Literal["globals", "definitions"] = "definitions"
     release_repeats: Literal["none", "globals", "all"] = "globals"
     pin_repeated_uses: bool = True
+    pin_module_calls: bool = True
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -196,7 +197,8 @@ class Lifecycle:
     def _pin_repeated_uses(self, state: CacheState) -> None:
         """Per defined name, pin the newest cached line that uses it and whose text the session has written twice
         or more (``pin_repeated_uses``): the pattern the code around it repeats (``return Settings(timeout,
-        method, ...)``), which the next such line copies. Pinned under the name, so the pinned cap ranks it by
+        method, ...)``), which the next such line copies; with ``pin_module_calls`` a line opening a module-level
+        call counts too (a registration). Pinned under the line's most used name, so the pinned cap ranks it by
         that name's uses, as it ranks the definition. A text with a pinned line already gets no second one."""
         t = state.table
         line = t["line"]
@@ -209,13 +211,18 @@ class Lifecycle:
         newest = torch.full((len(keys),), -1, dtype=torch.long).scatter_reduce_(0, last, rows, reduce="amax")
         best: dict[str, tuple[int, int]] = {}  # name -> (newest row, key) of its newest repeated use line
         for key, row in zip(keys.tolist(), newest.tolist()):
-            if state.lines[key] < 2 or key in held:
+            if key in held or (state.lines[key] < 2 and not (self.pin_module_calls and key in state.line_words)):
                 continue
-            for name in state.line_words.get(key, ()):
+            for name in sorted(state.line_words.get(key, ())):  # sorted: ties below go the same way every run
                 if name in state.names and row > best.get(name, (-1, 0))[0]:
                     best[name] = (row, key)
-        eol, cols = t["eol"], t.cols
+        under: dict[int, tuple[str, int]] = {}  # row -> (name, key): of the names a line is newest for, the most used
+        refs = {name: state.uses[name] - state.defs[name] for name in best}
         for name, (row, key) in best.items():
+            if row not in under or refs[name] > refs[under[row][0]]:
+                under[row] = (name, key)
+        eol, cols = t["eol"], t.cols
+        for row, (name, key) in under.items():
             start = row
             while start > 0 and int(line[start - 1]) == key and not bool(eol[start - 1]) and bool(active[start - 1]):
                 start -= 1
