@@ -13,7 +13,7 @@ from codeagent.kvcache.policies.codecomp import CodeComp
 from codeagent.kvcache.policies.lifecycle import Lifecycle
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, State
-from codeagent.kvcache.uses import count, defined_names, definitions, import_names, line_keys
+from codeagent.kvcache.uses import count, defined_names, definitions, import_names, line_keys, module_calls
 
 
 def test_import_names_in_several_languages():
@@ -51,6 +51,19 @@ def test_defined_names_mark_headers_and_imported_names_raw_and_in_json():
         assert "def run(x):" in at["run"] and "LIMIT = 3" in at["LIMIT"]
         assert all(n is None for i, n in enumerate(names) if text.startswith("return", i))  # a body binds nothing
         assert definitions(names) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
+
+
+def test_module_calls_are_the_lines_opening_a_module_level_call_raw_and_in_json():
+    """A registration opens a module-level statement with a call; a call inside a function, an attribute assigned,
+    the rows of a module-level docstring that read like calls and a call's continuation line do not."""
+    code = ("def f(x):\n    register(x)\n\n\nregistry.add(str,\n    f)\natexit.register(close)\nf.__doc__ = \"\"\"\n"
+            "f(1)\n\"\"\"\nLIMIT = make(3)\n")
+    for text in (code, json.dumps({"path": "a.py", "content": code})):
+        offsets = _chars(text)
+        tags = StructureTagger().tag(text, offsets, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        keys, _, _ = line_keys(text, offsets)
+        found = module_calls(text, offsets, keys, tags)
+        assert found == {zlib.crc32(b"registry.add(str,"), zlib.crc32(b"atexit.register(close)")}, text
 
 
 def test_a_name_defined_twice_is_referenced_only_by_its_other_uses(make_engine):
