@@ -211,15 +211,16 @@ class Lifecycle:
         newest = torch.full((len(keys),), -1, dtype=torch.long).scatter_reduce_(0, last, rows, reduce="amax")
         best: dict[str, tuple[int, int]] = {}  # name -> (newest row, key) of its newest repeated use line
         for key, row in zip(keys.tolist(), newest.tolist()):
-            if key in held or (state.lines[key] < 2 and not (self.pin_module_calls and key in state.line_words)):
+            repeated = state.lines[key] >= 2 or (self.pin_module_calls and key in state.line_words)
+            if key in held or not repeated:
                 continue
             for name in sorted(state.line_words.get(key, ())):  # sorted: ties below go the same way every run
                 if name in state.names and row > best.get(name, (-1, 0))[0]:
                     best[name] = (row, key)
         under: dict[int, tuple[str, int]] = {}  # row -> (name, key): of the names a line is newest for, the most used
-        refs = {name: state.uses[name] - state.defs[name] for name in best}
+        refs = state.name_refs().tolist()
         for name, (row, key) in best.items():
-            if row not in under or refs[name] > refs[under[row][0]]:
+            if row not in under or refs[state.names[name]] > refs[state.names[under[row][0]]]:
                 under[row] = (name, key)
         eol, cols = t["eol"], t.cols
         for row, (name, key) in under.items():
