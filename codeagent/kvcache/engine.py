@@ -311,6 +311,7 @@ class Engine:
         seen = self.state.lines
         seen.update(counts)
         module = module_calls(text, offsets, keys, tags)
+        self.state.module_calls |= module
         self.state.line_words.update((k, w) for k, w in words.items() if seen[k] >= 2 or k in module)
         return keys
 

@@ -61,8 +61,9 @@ class CacheState:
     lines: Counter[int] = field(default_factory=Counter)
     """How often the session has appended each line text (the slot table's ``line`` keys)."""
     line_words: dict[int, frozenset[str]] = field(default_factory=dict)
-    """The identifiers of each line key the session has written twice or more, or that opens a module-level call
-    (``uses.CALL_STATEMENT``)."""
+    """The identifiers of each line key the session has written twice or more, or that opens a module-level call."""
+    module_calls: set[int] = field(default_factory=set)
+    """The line keys that open a module-level statement with a call (``uses.module_calls``)."""
 
     def name_ids(self, names: list[str | None]) -> list[int]:
         """Stable ids of ``names`` (-1 for None), new names registered."""

@@ -211,7 +211,7 @@ class Lifecycle:
         newest = torch.full((len(keys),), -1, dtype=torch.long).scatter_reduce_(0, last, rows, reduce="amax")
         best: dict[str, tuple[int, int]] = {}  # name -> (newest row, key) of its newest repeated use line
         for key, row in zip(keys.tolist(), newest.tolist()):
-            repeated = state.lines[key] >= 2 or (self.pin_module_calls and key in state.line_words)
+            repeated = state.lines[key] >= 2 or (self.pin_module_calls and key in state.module_calls)
             if key in held or not repeated:
                 continue
             for name in sorted(state.line_words.get(key, ())):  # sorted: ties below go the same way every run
