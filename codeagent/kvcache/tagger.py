@@ -64,6 +64,7 @@ MOSTLY_ERRORS = 0.5  # above this share of bytes inside ERROR nodes, use the heu
 # region priorities: among regions with the same range, the lower one is the outer one
 P_BLOCK, P_BODY, P_TYPE, P_BOUNDARY = 0, 1, 2, 3
 _BYTES_SPACE = re.compile(rb"\s")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _WHITESPACE = np.array([9, 10, 11, 12, 13, 32, 0x85, 0xA0, 0x2028, 0x2029, 0x3000], dtype=np.uint32)
 
@@ -1194,7 +1195,9 @@ class StructureTagger:
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:
         """One TokenTag per token, from the interval holding the token's first non-space char; the tokens
         holding a JSON string's escaped line breaks are marked ``ends_line``. A text the tagger fails on goes untagged
-        with a warning (its tokens are scored as plain text): a tagging bug never ends the session reading it."""
+        with a warning (its tokens are scored as plain text): a tagging bug never ends the session reading it. A lone
+        surrogate (bytes a tool's output held that were not UTF-8, read with ``surrogateescape``) is read as U+FFFD."""
+        text = _SURROGATE.sub("\ufffd", text)
         try:
             strings = line_strings(text)
             return tags_for_offsets(text, offsets, self.intervals(text, info), escaped_whitespace(strings),

@@ -690,9 +690,15 @@ _Decoded = tuple[list[str], list[int]]
 """A string literal's decoded chars and the source offset of each."""
 
 
+_LOW_SURROGATE = re.compile(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+"""The escape of a UTF-16 low surrogate, the second half of a pair (``\\ud83d\\ude00``: one emoji)."""
+
+
 def _unescape(raw: str, body_start: int, escapes: dict[str, str], hex_widths: dict[str, int]) -> _Decoded | None:
     """A string literal's body decoded: its chars and the source offset of each (an escape's first char), or None
-    where an escape is neither in ``escapes`` nor a hex escape of ``hex_widths`` (``u`` -> 4 digits)."""
+    where an escape is neither in ``escapes`` nor a hex escape of ``hex_widths`` (``u`` -> 4 digits) of a code
+    point. A surrogate pair's two escapes (JSON's way to write a char past U+FFFF) decode to that one char, and a
+    lone surrogate to U+FFFD: the text stays encodable (the grammars read UTF-8)."""
     chars: list[str] = []
     offs: list[int] = []
     i = 0
@@ -708,7 +714,13 @@ def _unescape(raw: str, body_start: int, escapes: dict[str, str], hex_widths: di
         if nxt in escapes:
             chars.append(escapes[nxt])
         elif width and re.fullmatch(rf"[0-9a-fA-F]{{{width}}}", raw[i + 2:i + 2 + width]):
-            chars.append(chr(int(raw[i + 2:i + 2 + width], 16)))
+            code = int(raw[i + 2:i + 2 + width], 16)
+            if code > 0x10FFFF:
+                return None
+            if 0xD800 <= code < 0xDC00 and nxt == "u" and _LOW_SURROGATE.match(raw, i + 6):
+                code = 0x10000 + ((code - 0xD800) << 10) + int(raw[i + 8:i + 12], 16) - 0xDC00
+                width += 6  # the low half's escape is read with the high one
+            chars.append("\ufffd" if 0xD800 <= code < 0xE000 else chr(code))
         else:
             return None
         offs.append(body_start + i)

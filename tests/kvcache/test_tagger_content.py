@@ -10,6 +10,7 @@ import html
 import json
 import re
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -409,6 +410,33 @@ def test_json_string_holding_a_file(tagger):
     ivs = tagger.intervals(call, SpanInfo(kind=K.TEXT))
     assert tag_of(call, ivs, '"type"').block_type == B.TOOL_CALL
     assert tag_of(call, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
+
+
+def test_json_string_with_chars_past_the_bmp(tagger):
+    """``json.dumps`` writes an emoji as a surrogate pair's two escapes: they decode to one char, a lone one to
+    U+FFFD, and the file is read as code (the pair once left the whole span untagged: UTF-8 cannot encode it)."""
+    source = CODE.replace('"""', '"""Wraps \U0001F600 text. ', 1) + 'BAD = "\udcff"\n'
+    payload = json.dumps({"path": "src/wrap.py", "content": source})
+    assert "\\ud83d\\ude00" in payload and "\\udcff" in payload
+    (string,) = [s for s in keyed_strings(payload) if s.key == "content"]
+    assert string.value == source.replace("\udcff", "\ufffd")
+    k = string.value.index("\U0001F600")
+    assert payload[string.offsets[k]:string.offsets[k + 1]] == "\\ud83d\\ude00"
+    offsets = [m.span() for m in re.finditer(r"\w+|[^\w\s]", payload)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a span left untagged warns
+        tags = tagger.tag(payload, offsets, SpanInfo(kind=K.TOOL_OUTPUT))
+    for name, btype in definitions(CODE):
+        m = re.search(rf"(?:def|class)\s+{name}\b", payload)
+        start = m.start() + m.group(0).index(name)
+        assert tags[[s for s, _ in offsets].index(start)].block_type == btype, name
+    # a text holding a lone surrogate itself (undecodable bytes read with surrogateescape) is tagged too
+    raw = CODE + "# \udcff\n"
+    offsets = [m.span() for m in re.finditer(r"\w+|[^\w\s]", raw)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tags = tagger.tag(raw, offsets, SpanInfo(kind=K.FILE_VIEW, language="python"))
+    assert any(t.block_type == B.FUNCTION_SIGNATURE for t in tags)
 
 
 WRAPPERS = {  # how agents and tool protocols hand a file back, none of them rendered by the bench's styles
