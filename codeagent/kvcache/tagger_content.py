@@ -330,6 +330,11 @@ def _fence_closes(line: str, marker: str) -> bool:
     return bool(stripped) and set(stripped) == {marker[0]} and len(stripped) >= len(marker)
 
 
+def _indent(line: str) -> int:
+    """Columns of the line's leading blanks, a tab to the next multiple of four."""
+    return len(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(4))
+
+
 def _underlines(line: str, above: str) -> bool:
     """``line`` is a run of one mark as long as the text of the non-blank line ``above`` it: a title's underline."""
     mark, title = line.strip(), above.strip()
@@ -346,11 +351,12 @@ def _nests(line: str, marker: str) -> bool:
 def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
     """Split text into (start, end, language, is_code) segments around Markdown fences (and org-mode's
     ``#+begin_src LANG``/``#+begin_example`` blocks). A fence opened inside a fence's code (a docstring's example)
-    is part of that code and closes before the outer fence does; outside fences, a mark inside a triple-quoted
-    string (a file's docstring shown unfenced) opens nothing."""
+    is part of that code and closes before the outer fence does, and a bare mark indented four or more columns past
+    the opening one is code, as in Markdown (a class docstring's own ```` ``` ```` pairs); outside fences, a mark
+    inside a triple-quoted string (a file's docstring shown unfenced) opens nothing."""
     segments: list[tuple[int, int, str | None, bool]] = []
     prose_start = 0
-    fence: tuple[str, str, int] | None = None  # (marker, info, code start)
+    fence: tuple[str, str, int, int] | None = None  # (marker, info, code start, the opening line's indent)
     nested = 0  # fences opened inside the current one and not yet closed
     in_string = False  # outside fences: inside a triple-quoted string
     above = ""
@@ -363,15 +369,15 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
                 opened = None  # a reStructuredText title's underline (``~~~~``), not a fence
             if opened:
                 segments.append((prose_start, e, None, False))  # prose up to and with the fence line
-                fence = (*opened, e)
+                fence = (*opened, e, _indent(line))
         else:
-            marker, info, code_start = fence
+            marker, info, code_start, indent = fence
             if _nests(line, marker):
                 nested += 1
             elif _fence_closes(line, marker):
                 if nested:  # a nested fence's close
                     nested -= 1
-                else:
+                elif marker.startswith("#+") or _indent(line) < indent + 4:
                     segments.append((code_start, s, info, True))
                     fence = None
                     prose_start = s

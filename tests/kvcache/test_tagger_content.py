@@ -335,6 +335,42 @@ def test_a_docstrings_example_fence_stays_inside_the_file(tagger):
     assert tag_of(go, go_ivs, "u003cfile").block_type not in (B.STATEMENT, B.GLOBAL, B.FUNCTION_BODY)
 
 
+BARE_EXAMPLES = '''class Transport:
+    """
+    Mount it on a client:
+
+    ```
+    client = Client(transport=Transport(app=app))
+    ```
+
+    Arguments:
+
+    ```
+    * `app` - The application.
+    ```
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    def handle_request(self, request):
+        return self.app(request)
+'''
+
+
+def test_a_docstrings_bare_fences_stay_inside_the_file(tagger):
+    """A class docstring's own bare ```` ``` ```` pairs, indented with the docstring, inside a file pasted in a fence
+    at column 0 (Aider): a mark indented four or more columns past the opening one is code, as in Markdown, so the
+    methods after the docstring keep their signatures. A close indented less than that still closes."""
+    for opener in ("```python", "```", "transport.py\n```"):
+        text = f"{opener}\n{BARE_EXAMPLES}```\n\nThe bug is in `handle_request`."
+        assert [seg[3] for seg in fence_segments(text)] == [False, True, False], opener
+        ivs = tagger.intervals(text, SpanInfo(kind=K.TEXT))
+        for name in ("__init__", "handle_request"):
+            assert tag_of(text, ivs, f"def {name}").block_type == B.FUNCTION_SIGNATURE, (opener, name)
+    listed = "1. Run it:\n\n   ```bash\n   make test\n   ```\n2. Read the log."
+    assert [seg[3] for seg in fence_segments(listed)] == [False, True, False]
+
 def test_aider_style_fence_takes_the_language_from_the_path_above(tagger):
     text = f"pkg/wrap.py\n```\n{CODE}```\n\nPlease fix the bug in `fill`."
     ivs = tagger.intervals(text, SpanInfo(kind=K.TEXT))
