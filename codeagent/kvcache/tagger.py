@@ -1167,9 +1167,11 @@ class StructureTagger:
 
     # ---------------------------------------------------------------- public API
     def intervals(self, text: str, info: SpanInfo) -> list[tuple[int, int, TokenTag]]:
-        """Char intervals [start, end) of text with their tags, covering the text in order."""
+        """Char intervals [start, end) of text with their tags, covering the text in order (a lone surrogate read as
+        U+FFFD, as ``tag`` reads it)."""
         if not text:
             return []
+        text = _SURROGATE.sub("\ufffd", text)
         self._guessed.clear()  # a guess is reused within the span it was made for
         cleaned = clean_media(text)  # colours, HTML escaping, a terminal's wraps: tag the text without them
         if cleaned is not None:

@@ -675,7 +675,9 @@ def numbered_hunks(text: str, start: int = 0, end: int | None = None) -> list[Hu
 
 # ------------------------------------------------------------------------------ JSON strings
 _JSON_CHAR = r'(?:[^"\\\n]|\\.)'  # one char of a JSON string body, an escape counting as one
-_JSON_STRING = re.compile(rf'"({_JSON_CHAR}{{40,}})"')
+_JSON_STRING = re.compile(rf'"({_JSON_CHAR}{{40,}})(?:(")|\\?(?=\r?\n|\Z))')
+"""A JSON string literal, or one cut before its closing quote (at a line break or the text's end: an output cut at
+a size limit), which counts only as a key's value."""
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f"}
 _KEY_BEFORE = re.compile(r'"(\w+)"\s*:\s*$')
 
@@ -741,7 +743,8 @@ def _decode(raw: str, body_start: int) -> _Decoded | None:
 
 @lru_cache(maxsize=8)  # the tagger asks for one span's strings twice: its shapes, then its escapes
 def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: int = 3) -> tuple[JsonString, ...]:
-    """JSON string literals of text[start:end] that hold at least ``min_lines`` escaped lines."""
+    """JSON string literals of text[start:end] that hold at least ``min_lines`` escaped lines (a key's value may be
+    cut before its closing quote)."""
     end = len(text) if end is None else end
     out: list[JsonString] = []
     for m in _JSON_STRING.finditer(text, start, end):
@@ -752,6 +755,8 @@ def json_strings(text: str, start: int = 0, end: int | None = None, min_lines: i
             continue
         chars, offs = decoded
         km = _KEY_BEFORE.search(text, max(start, m.start() - 40), m.start())
+        if km is None and m.group(2) is None:
+            continue
         out.append(JsonString(m.start(1), m.end(1), "".join(chars), [*offs, m.end(1)], km.group(1) if km else None))
     return tuple(out)
 

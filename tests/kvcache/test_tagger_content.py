@@ -20,8 +20,8 @@ from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     _LANG_HINTS, CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, WEAK as WEAK_LINE, bare_grep_rows,
-    code_regions, fence_segments, framed_rows, grep_rows, indented_rows, keyed_strings, language_candidates, line_label,
-    numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows, _word_first,
+    code_regions, fence_segments, framed_rows, grep_rows, indented_rows, json_strings, keyed_strings,
+    language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows, _word_first,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
 from tests.kvcache.test_tagger import tag_at, tag_of
@@ -448,6 +448,22 @@ def test_json_string_holding_a_file(tagger):
     assert tag_of(call, ivs, "build(root").block_type == B.FUNCTION_SIGNATURE
 
 
+def test_json_string_cut_before_its_closing_quote(tagger):
+    """A JSON result cut at a size limit (no closing quote, maybe a cut escape, maybe a note on the next line) still
+    holds a file: the key's value is decoded up to the cut and its definitions are signatures. Without a key before
+    it, an unclosed quote opens no string."""
+    payload = json.dumps({"path": "src/wrap.py", "content": CODE})
+    cut = payload.index("def _munge_whitespace(") + 200
+    for text in (payload[:cut], payload[:payload.index("\\n", cut) + 1], payload[:cut] + "\n[output truncated]"):
+        (string,) = keyed_strings(text)
+        assert string.key == "content" and CODE.startswith(string.value.rstrip("\\"))
+        ivs = tagger.intervals(text, SpanInfo(kind=K.TOOL_OUTPUT))
+        covered(text, ivs)
+        for name in ("TextWrapper", "__init__", "_munge_whitespace"):
+            assert tag_of(text, ivs, f" {name}").block_type in SIGNATURES, (name, text[-30:])
+    unkeyed = 'Note: "' + "\\n".join(["def f(x):", "    return x", "def g():", "    pass"]) + " and more"
+    assert keyed_strings(unkeyed) == [] and json_strings(unkeyed) == ()
+
 def test_json_string_with_chars_past_the_bmp(tagger):
     """``json.dumps`` writes an emoji as a surrogate pair's two escapes: they decode to one char, a lone one to
     U+FFFD, and the file is read as code (the pair once left the whole span untagged: UTF-8 cannot encode it)."""
@@ -472,7 +488,10 @@ def test_json_string_with_chars_past_the_bmp(tagger):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tags = tagger.tag(raw, offsets, SpanInfo(kind=K.FILE_VIEW, language="python"))
+        ivs = tagger.intervals(raw, SpanInfo(kind=K.FILE_VIEW, language="python"))
     assert any(t.block_type == B.FUNCTION_SIGNATURE for t in tags)
+    covered(raw, ivs)
+    assert tag_of(raw, ivs, "def _munge_whitespace").block_type == B.FUNCTION_SIGNATURE
 
 
 WRAPPERS = {  # how agents and tool protocols hand a file back, none of them rendered by the bench's styles
