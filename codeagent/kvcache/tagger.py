@@ -30,7 +30,7 @@ from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     CODE as _CODE_LINE, ELEMENT_LINE, Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings,
     code_literals, code_regions, ctags_rows, diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows,
-    indented_rows, line_label, line_strings,
+    indent_width as _indent_width, indented_rows, line_label, line_strings,
     numbered_hunks, numbered_rows, outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock,
     yaml_block_rows, yaml_blocks,
 )
@@ -279,19 +279,6 @@ _H_FLOW = re.compile(r"\s*(?:\}\s*)?(?:if|elif|elsif|else|for|foreach|while|do|s
 _H_BINDING = re.compile(r"(?:(?:export\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?)?[A-Za-z_]\w*"
                         r"(?:\s*,\s*[A-Za-z_]\w*)*\s*(?::[^=]*)?=(?!=)")
 _H_CLOSER = re.compile(r"\s*(?:[}\])]|end\b|fi\b|done\b|esac\b)")
-
-
-def _indent_width(line: str) -> int:
-    """Indentation of a line, a tab counting as four columns."""
-    width = 0
-    for ch in line:
-        if ch == " ":
-            width += 1
-        elif ch == "\t":
-            width += 4
-        else:
-            break
-    return width
 
 
 class _OpenDef(NamedTuple):

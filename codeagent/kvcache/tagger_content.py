@@ -330,9 +330,17 @@ def _fence_closes(line: str, marker: str) -> bool:
     return bool(stripped) and set(stripped) == {marker[0]} and len(stripped) >= len(marker)
 
 
-def _indent(line: str) -> int:
-    """Columns of the line's leading blanks, a tab to the next multiple of four."""
-    return len(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(4))
+def indent_width(line: str) -> int:
+    """Indentation of a line, a tab counting as four columns."""
+    width = 0
+    for ch in line:
+        if ch == " ":
+            width += 1
+        elif ch == "\t":
+            width += 4
+        else:
+            break
+    return width
 
 
 def _underlines(line: str, above: str) -> bool:
@@ -369,7 +377,7 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
                 opened = None  # a reStructuredText title's underline (``~~~~``), not a fence
             if opened:
                 segments.append((prose_start, e, None, False))  # prose up to and with the fence line
-                fence = (*opened, e, _indent(line))
+                fence = (*opened, e, indent_width(line))
         else:
             marker, info, code_start, indent = fence
             if _nests(line, marker):
@@ -377,7 +385,7 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
             elif _fence_closes(line, marker):
                 if nested:  # a nested fence's close
                     nested -= 1
-                elif marker.startswith("#+") or _indent(line) < indent + 4:
+                elif marker.startswith("#+") or indent_width(line) < indent + 4:
                     segments.append((code_start, s, info, True))
                     fence = None
                     prose_start = s
