@@ -834,6 +834,20 @@ def test_import_lines_are_code_however_plain_their_words(line):
     assert line_label(line) == CODE_LINE
 
 
+@pytest.mark.parametrize("kind", [K.TOOL_OUTPUT, K.TEXT])
+def test_annotated_module_bindings_are_code_however_plain_their_words(tagger, kind):
+    """``name: Type = value`` (PEP 526) at a line's start is a binding, as ``name = value`` is: a run of them in a
+    span nothing declares as code is code, its lines module constants; a sentence with a colon and an equals sign is
+    not."""
+    text = ("The module's settings:\n\nlogger: logging.Logger = logging.getLogger(__name__)\n"
+            "WithArgsTypes: tuple[Any, ...] = (typing._GenericAlias, types.GenericAlias)\n"
+            "timeout: float | None = None\n\nThat is all.\n")
+    ivs = tagger.intervals(text, SpanInfo(kind=kind))
+    assert [tag_of(text, ivs, name).block_type for name in ("logger", "WithArgsTypes", "timeout")] == [B.GLOBAL] * 3
+    assert tag_of(text, ivs, "That").block_type != B.GLOBAL
+    assert line_label("Note: the value = 3") == PROSE_LINE
+
+
 def test_sentences_that_open_with_import_are_prose():
     assert line_label("import the data before you run it, then check the logs.") == PROSE_LINE
 
