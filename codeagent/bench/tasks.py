@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from codeagent.errors import InputError
 from codeagent.kvcache.languages import language_for_fence
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, looks_like_tool_call
-from codeagent.kvcache.tagger_content import carried_strings, code_regions, numbered_rows
+from codeagent.kvcache.tagger_content import (
+    CODE,
+    ELEMENT_LINE,
+    carried_strings,
+    code_regions,
+    line_label,
+    numbered_rows,
+)
 from codeagent.kvcache.tags import SegmentKind, SpanInfo
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -170,6 +177,40 @@ def looks_like_file_view(text: str) -> bool:
     return covered >= CODE_SHARE * len(body)
 
 
+_PLAN_ITEM = re.compile(r"^(?:\w[\w ]{0,24}:\s+)?(?:(\d+)[.)]|[-*+\u2022](?:\s\[[ xX]\])?)\s+\S")
+
+
+def looks_like_plan(text: str) -> bool:
+    """True for an assistant message that is mostly a list of steps: two or more items (numbered 1, 2, 3... or
+    bullets, checkboxes), at least half of its lines, after an optional label (``THOUGHT:``, ``<thinking>``,
+    ``Here is how I will approach this:``). Agents write their plan as plain text; nothing declares it."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    items = [m for m in map(_PLAN_ITEM.match, lines) if m]
+    if len(items) < 2 or 2 * len(items) < len(lines):
+        return False
+    numbers = [int(m.group(1)) for m in items if m.group(1)]
+    return numbers == list(range(1, len(numbers) + 1))
+
+
+_COMMENT_LINE = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--\s)")
+_ELEMENT = re.compile(rf"[ \t]*(?:{ELEMENT_LINE})[ \t]*$")
+_TRIPLE = re.compile(r'"""|\'\'\'')
+
+
+def _code_or_comments(text: str) -> bool:
+    """Two or more lines, every one a comment, a line of code or part of a triple-quoted string (a file's licence
+    header viewed alone, with maybe its docstring or ``__all__``), an output's wrapping elements (``<output>``) aside:
+    no prose or log line, where ``code_regions`` needs two lines of code."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not _ELEMENT.match(ln)]
+    quoted = False
+    for line in lines:
+        triples = len(_TRIPLE.findall(line))
+        if not (quoted or triples or _COMMENT_LINE.match(line) or line_label(line) == CODE):
+            return False
+        quoted ^= triples % 2 == 1
+    return len(lines) >= 2
+
+
 def _pasted(text: str) -> bool:
     """A user message that pastes a file (aider: ``path`` + fence) or a test run's output."""
     if looks_like_test_log(text):
@@ -204,8 +245,8 @@ def _output_span(seg: Segment, call: str | None) -> tuple[SegmentKind, str | Non
     fenced = [m.group(0) for m in _FENCED.finditer(text)]
     if fenced and _pasted(text):
         return SegmentKind.FILE_VIEW, language or _pasted_language(text)
-    if looks_like_file_view(text) or (language is not None and text.strip() and not strings
-                                      and numbered_rows(text) is None and code_regions(text, 0, len(text))):
+    if looks_like_file_view(text) or (language is not None and numbered_rows(text) is None
+                                      and (code_regions(text, 0, len(text)) or _code_or_comments(text))):
         return SegmentKind.FILE_VIEW, language or call_language(seg.text[:400])
     return SegmentKind.TOOL_OUTPUT, None
 
@@ -230,6 +271,8 @@ def segment_kind_to_span(seg: Segment, prev: Segment | None = None, first_user: 
             kind, language = _output_span(seg, call)
         elif seg.role == "assistant" and looks_like_tool_call(seg.text):
             kind = SegmentKind.TOOL_CALL
+        elif seg.role == "assistant" and looks_like_plan(seg.text):
+            kind = SegmentKind.PLAN
         else:
             kind = SegmentKind.TEXT
     elif seg.kind == "plan":

@@ -185,3 +185,60 @@ def test_pasted_file_language_comes_from_its_path_not_its_content(fence):
             Segment(role="user", kind="text", text=pasted)]
     span = task_spans(Task(id="x", family="f", segments=segs, probe={"prompt": "", "target": "a"}))[2]
     assert (span.kind, span.language) == (SegmentKind.FILE_VIEW, "python")
+
+
+def test_json_result_of_a_view_reads_as_the_same_text_raw():
+    """A file's head (comments, a docstring, imports: little code by share) sent back as a JSON result is a view of
+    that file, as the same text sent raw after the same call is: the kind must not depend on the carrier."""
+    head = ('# Copyright (C) 2010 The Authors\n#\n# This module is part of Pkg and is released under\n'
+            '# the BSD License: https://opensource.org/license/bsd-3-clause/\n'
+            '"""Module with basic data structures - they are designed to be lightweight and fast"""\n'
+            "from pkg.util import bin_to_hex\n\nfrom pkg.fun import (\n    type_id_to_type_map,\n)\n")
+    call = json.dumps({"name": "read_file", "arguments": {"path": "pkg/base.py", "start_line": 1, "end_line": 10}})
+    spans = []
+    for result in (head, json.dumps({"path": "pkg/base.py", "start_line": 1, "content": head})):
+        segs = [Segment(role="user", kind="text", text="Fix the base."),
+                Segment(role="assistant", kind="tool_call", text=call),
+                Segment(role="tool", kind="tool_output", text=result)]
+        spans.append(task_spans(Task(id="x", family="f", segments=segs, probe={"prompt": "", "target": "a"}))[2])
+    assert [(s.kind, s.language) for s in spans] == [(SegmentKind.FILE_VIEW, "python")] * 2
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("1. Read `a.py`.\n2. Fix the tests.\n3. Run the suite.", SegmentKind.PLAN),
+    ("THOUGHT: 1. Read `a.py`.\n2. Fix the tests.", SegmentKind.PLAN),
+    ("<thinking>\n1. Read `a.py`.\n2. Fix the tests.\n</thinking>", SegmentKind.PLAN),
+    ("Here is how I will approach this:\n- read `a.py`\n- fix the tests", SegmentKind.PLAN),
+    ("Plan:\n- [ ] read `a.py`\n- [x] fix the tests", SegmentKind.PLAN),
+    ("2. Fix the tests.\n3. Run the suite.", SegmentKind.TEXT),  # the middle of a list, not a plan
+    ("The loader fails on empty files.\nThe fix reads the size first.\nThen it returns early.\n1. See `a.py`.",
+     SegmentKind.TEXT),
+    ("Step 2: fix the tests for `a.py`.", SegmentKind.TEXT),
+    ("THOUGHT: 1. read it\n2. test it\n\n```bash\ncat a.py\n```", SegmentKind.TOOL_CALL),
+])
+def test_a_plan_is_found_by_content(text, kind):
+    """No agent declares its plan: an assistant message that is mostly a list of steps (numbered from 1, or bullets),
+    after an optional label, is a plan; prose with a list item in it, or a list's middle, is text."""
+    segs = [Segment(role="user", kind="text", text="Fix the loader."),
+            Segment(role="assistant", kind="text", text=text)]
+    assert task_spans(Task(id="x", family="f", segments=segs, probe={"prompt": "", "target": "a"}))[1].kind == kind
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_a_files_licence_header_viewed_alone_is_a_view(wrap):
+    """The first lines of a file are often comments only, with maybe the docstring and ``__all__``: no two lines of
+    code, but a view of the file the call names, as the numbered rendering of the same lines is; a listing after a
+    call naming a file is still output."""
+    head = ("#\n# Module implementing queues\n#\n# Copyright (c) 2006-2008, R Oudkerk\n#\n\n"
+            '"""Queues."""\n\n__all__ = [\'Queue\', \'SimpleQueue\']\n')
+    if wrap:  # mini-swe-agent's observation
+        head = f"<returncode>0</returncode>\n<output>\n{head}</output>"
+    kinds = []
+    listing = ("ls pkg/queues.py pkg/util.py", "pkg/queues.py\npkg/util.py\n")
+    for call, result in (("sed -n '1,9p' pkg/queues.py", head), listing):
+        segs = [Segment(role="user", kind="text", text="Fix the queue."),
+                Segment(role="assistant", kind="tool_call", text=call),
+                Segment(role="tool", kind="tool_output", text=result)]
+        span = task_spans(Task(id="x", family="f", segments=segs, probe={"prompt": "", "target": "a"}))[2]
+        kinds.append((span.kind, span.language))
+    assert kinds == [(SegmentKind.FILE_VIEW, "python"), (SegmentKind.TOOL_OUTPUT, None)]
