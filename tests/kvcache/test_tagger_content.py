@@ -848,6 +848,25 @@ def test_annotated_module_bindings_are_code_however_plain_their_words(tagger, ki
     assert line_label("Note: the value = 3") == PROSE_LINE
 
 
+@pytest.mark.parametrize("line", [
+    "if sys.version_info >= (3, 13):  # pragma: no cover", "try:  # the fast path", "except ImportError:  # py2",
+    '_tensor_classes: set[type["torch.Tensor"]] = set()', "visible_prompt_func: Callable[[str], str] = input",
+    "del __name, __obj", "__name, __obj = None, None", "DEBUG = False", "ERROR = 40", "    assert x in kwargs",
+    "async for chunk in response:",
+])
+def test_module_statements_found_in_real_files_are_code(line):
+    """First lines of statements that read as prose or log before (from a sweep of 400 installed files with ``ast``):
+    a clause with a trailing comment, an annotation with nested brackets, ``del``, a tuple assignment, a constant
+    named like a log level."""
+    assert line_label(line) == CODE_LINE
+
+
+@pytest.mark.parametrize("line", ["DEBUG: starting the worker", "ERROR tests/test_a.py", "FAILED tests/a.py::t - x",
+                                  "INFO loaded 3 files"])
+def test_log_lines_stay_log(line):
+    assert line_label(line) == LOG_LINE
+
+
 def test_sentences_that_open_with_import_are_prose():
     assert line_label("import the data before you run it, then check the logs.") == PROSE_LINE
 
