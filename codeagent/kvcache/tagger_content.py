@@ -29,7 +29,8 @@ _STRONG = re.compile(
       | (?:pub(?:\([^)]*\))?\s+)?(?:fn|struct|enum|impl|trait|mod|use)\b[^.]*[({;<:]
       | \#include\s*[<"] | \#!/
       | (?:return|raise|yield|throw|await)\b(?:\s|;|$) | (?:pass|break|continue)\s*;?\s*$
-      | (?:async\s+(?=for|with))?(?:if|elif|while|for|switch|with|match)\b.*[:{]\s*(?:\#.*)?$ | (?:try|else|finally)\s*[:{]\s*(?:\#.*)?$
+      | (?:async\s+(?=for|with))?(?:if|elif|while|for|switch|with|match)\b.*[:{]\s*(?:\#.*)?$
+      | (?:try|else|finally)\s*[:{]\s*(?:\#.*)?$
       | (?:except|catch)\b.*[:{]\s*(?:\#.*)?$ | \}\s*(?:else|catch|finally)\b
       | del\s+[\w.]+(?:\[[^\]\n]*\])?(?:\s*,\s*[\w.]+(?:\[[^\]\n]*\])?)*\s*$ | assert\s+\S
       | [\w.]+(?:\s*,\s*[\w.]+)+\s*,?\s*=(?!=)\s*\S
@@ -47,8 +48,8 @@ _PROSE = re.compile(
 """A sentence: words, quoted or not, each taken whole (an atomic group: ``case '0', '1', ... '9', '-': // x`` once took
 minutes of backtracking to fail)."""
 _CODE_CHARS = re.compile(r"[=(){}\[\];<>]|\w\.\w|\b\w+_\w+\b")
-_CLAUSE = re.compile(r"^[ \t]*(?:(?:async\s+(?=for|with))?(?:if|elif|while|for|with|except)\b[^.!?#]*|else|try|finally):"
-                     r"\s*(?:#.*)?$")
+_CLAUSE = re.compile(r"^[ \t]*(?:(?:async\s+(?=for|with))?(?:if|elif|while|for|with|except)\b[^.!?#]*"
+                     r"|else|try|finally):\s*(?:#.*)?$")
 """A Python clause header (``if maxsize is None:``): code even when its words read like a sentence."""
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from\s+\.*[\w.]+\s+)?import\s+(?:\(\s*$|\*\s*$|[\w.]+(?:\s+as\s+\w+)?"
                           r"(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*\s*[,;\\(]?\s*$)"
@@ -64,7 +65,8 @@ _LOG_LINE = re.compile(
     r"""^(?:
         \s*Traceback\ \(most\ recent\ call\ last\) | \s+File\ "[^"]+",\ line\ \d+ | E\s{2,}\S | _{5,}\ \S | ={5,}
       | (?:FAILED|PASSED|ERROR|FAIL|PASS|ok)\b\s(?!\s*=) | [\w/.\-]+::\w+ | collected\ \d+ | platform\ \w+\ --\ Python
-      | \d{4}-\d\d-\d\d[ T]\d\d:\d\d | \[(?:INFO|DEBUG|WARN(?:ING)?|ERROR)\] | (?:INFO|DEBUG|WARNING|ERROR)(?::|\ (?!\s*=))
+      | \d{4}-\d\d-\d\d[ T]\d\d:\d\d | \[(?:INFO|DEBUG|WARN(?:ING)?|ERROR)\]
+      | (?:INFO|DEBUG|WARNING|ERROR)(?::|\ (?!\s*=))
       | <(?:/?(?:returncode|output|stdout|stderr|exit_code|result))> | \[File:\ | \(\d+\ (?:more\ )?lines?\ (?:above|below)\)
       | """ + ELEMENT_LINE + r"""\s*$
     )""",
