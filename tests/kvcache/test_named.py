@@ -144,3 +144,24 @@ def test_named_definitions_give_way_first_past_their_share_of_the_budget(make_en
         assert all(f"def {n}(" in _pinned_text(eng) for n in names)
     assert lost[0.2][0] > 0 and lost[0.2][1] == 0
     assert lost[1.0][0] == 0 and lost[1.0][1] > 0
+
+
+def test_a_budget_under_the_protected_set_keeps_the_named_header_first(make_engine):
+    """When what must stay (the issue, the named definition's header, docstring and first body lines, the recent
+    window) is past the budget itself, the named lines give way as past the pinned cap: deepest into the body
+    first, the header last; not the newest first, which cut the header and kept its body (a small context at
+    12.5%)."""
+    source = Path(textwrap.__file__).read_text()
+    view = source[source.index("    def _split(self, text):"):source.index("    def _fix_sentence_endings(")]
+    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8)
+    issue = ("`_split` is hard to mock in our tests; add a wrapper with the same signature that we can patch. "
+             "The wrapper should log its arguments and the time it took, and the whole test suite must pass again "
+             "afterwards, including the slow tests that exercise long paragraphs with hyphenated words.")
+    _session(eng, issue, view)
+    t = eng.table
+    issue_slots, named = int((t["kind"] == int(SegmentKind.ISSUE)).sum()), int(t["named"].sum())
+    assert named > 60 and issue_slots > 50
+    eng.manager.enforce(eng.state, budget=issue_slots + 40)  # the issue and half the budget for names: over it
+    kept = eng.tok.decode(eng.table["token"].tolist())
+    assert "def _split(self, text):" in kept
+    assert "wordsep_simple_re" not in kept  # the body, below the docstring, went first

@@ -9,6 +9,7 @@ from typing import Callable, ClassVar, TypeVar
 import torch
 
 from codeagent.kvcache.config import KVConfig
+from codeagent.kvcache.named import HEADERS
 from codeagent.kvcache.registry import POLICIES
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import SegmentKind
@@ -22,10 +23,15 @@ Apply = Callable[[CompressionPlan, str], None]
 
 P = TypeVar("P")
 
+NAMED_HEADERS = torch.tensor([int(b) for b in HEADERS], dtype=torch.int8)
+"""Block types of a definition's header: a function, a class, a module binding (``named_units``,
+``release_waiting``)."""
+
 
 def _must_fit(must: torch.Tensor, view: CacheView, budget: int, edges: torch.Tensor) -> torch.Tensor:
     """Cut the must-keep set to the budget: recent and sinks (``edges``) first, then the issue (the task itself,
-    usually short), then what the caller protected, then the definitions the issue names, then the newest others."""
+    usually short), then what the caller protected, then the definitions the issue names (their headers first, the
+    lines deepest into a body last: ``named_units`` reversed), then the newest others."""
     if int(must.sum()) <= budget:
         return must
     struct = edges & must
@@ -33,12 +39,13 @@ def _must_fit(must: torch.Tensor, view: CacheView, budget: int, edges: torch.Ten
     protect = must & view.table["protect"] & ~struct & ~issue
     named = must & view.table["named"] & ~struct & ~issue & ~protect
     order = torch.argsort(view.table["pos"], descending=True)
+    newest = [order[g[order]].tolist() for g in (struct, issue, protect, must & ~struct & ~protect & ~issue & ~named)]
+    named_first = [i for unit in reversed(named_units(view, named.nonzero()[:, 0])) for i in unit]
     out = torch.zeros_like(must)
-    for group in (struct, issue, protect, named, must & ~struct & ~protect & ~issue & ~named):
-        for i in order[group[order]].tolist():
-            if int(out.sum()) >= budget:
-                return out
-            out[i] = True
+    room = budget
+    for ranked in (*newest[:3], named_first, newest[3]):  # disjoint groups
+        out[ranked[:room]] = True
+        room -= min(room, len(ranked))
     return out
 
 
@@ -67,6 +74,18 @@ def line_units(view: CacheView, pool: torch.Tensor) -> list[list[int]]:
         out.append(pool[start:e].tolist())
         start = e
     return out
+
+
+def named_units(view: CacheView, pool: torch.Tensor) -> list[list[int]]:
+    """``pool`` (slots of named definitions, ascending) as whole lines in the order they give way: the lines farthest
+    below their definition's header first, the header itself last, older first among equals."""
+    heads = set(pool[torch.isin(view.table["block_type"][pool], NAMED_HEADERS)].tolist())
+    depth: list[int] = []  # per line: lines since the last header line
+    units = line_units(view, pool)
+    for u in units:
+        header = any(i in heads for i in u)
+        depth.append(0 if header or not depth else depth[-1] + 1)
+    return [units[k] for k in sorted(range(len(units)), key=lambda k: (-depth[k], k))]
 
 
 def select_lines(view: CacheView, scores: torch.Tensor, budget: int, must: torch.Tensor, edges: torch.Tensor, *,

@@ -12,8 +12,7 @@ import torch
 
 from codeagent.kvcache import lifecycle
 from codeagent.kvcache.config import KVConfig
-from codeagent.kvcache.named import HEADERS
-from codeagent.kvcache.policies.base import Apply, Policy, from_settings, line_units
+from codeagent.kvcache.policies.base import NAMED_HEADERS, Apply, Policy, from_settings, line_units, named_units
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
@@ -28,8 +27,6 @@ USED = 3
 """``release_by="uses"``: uses past which a definition counts as simply used (the score decides among them)."""
 REPEAT_JACCARD = 0.5
 """``release_repeats``: token-set overlap past which a pinned line repeats another."""
-NAMED_HEADERS = torch.tensor([int(b) for b in HEADERS], dtype=torch.int8)
-"""Block types of a definition's header: a function, a class, a module binding (``named_tail``, ``release_waiting``)."""
 WAITING = {"globals": torch.tensor([int(BlockType.GLOBAL)], dtype=torch.int8), "definitions": NAMED_HEADERS}
 """``release_waiting``: the block types whose unused definitions count as used."""
 
@@ -53,19 +50,13 @@ def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) 
 
 
 def named_tail(view: CacheView, pool: torch.Tensor, count: int) -> list[int]:
-    """At least ``count`` slots of ``pool`` (pinned slots of named definitions, ascending), whole lines, the
-    lines farthest below their definition's header first (the header itself last), older first among equals."""
-    heads = set(pool[torch.isin(view.table["block_type"][pool], NAMED_HEADERS)].tolist())
-    depth: list[int] = []  # per line: lines since the last header line
-    units = line_units(view, pool)
-    for u in units:
-        header = any(i in heads for i in u)
-        depth.append(0 if header or not depth else depth[-1] + 1)
+    """At least ``count`` slots of ``pool`` (pinned slots of named definitions, ascending), whole lines, in
+    ``named_units``' order: the lines farthest below their definition's header first, the header itself last."""
     out: list[int] = []
-    for k in sorted(range(len(units)), key=lambda k: (-depth[k], k)):
+    for unit in named_units(view, pool):
         if len(out) >= count:
             break
-        out += units[k]
+        out += unit
     return out
 
 
