@@ -20,6 +20,7 @@ from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like
 from codeagent.kvcache.tagger_content import (
     CODE,
     ELEMENT_LINE,
+    TRIPLE_QUOTE,
     carried_strings,
     code_regions,
     line_label,
@@ -194,7 +195,6 @@ def looks_like_plan(text: str) -> bool:
 
 _COMMENT_LINE = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--\s)")
 _ELEMENT = re.compile(rf"[ \t]*(?:{ELEMENT_LINE})[ \t]*$")
-_TRIPLE = re.compile(r'"""|\'\'\'')
 
 
 def _code_or_comments(text: str) -> bool:
@@ -204,7 +204,7 @@ def _code_or_comments(text: str) -> bool:
     lines = [ln for ln in text.splitlines() if ln.strip() and not _ELEMENT.match(ln)]
     quoted = False
     for line in lines:
-        triples = len(_TRIPLE.findall(line))
+        triples = len(TRIPLE_QUOTE.findall(line))
         if not (quoted or triples or _COMMENT_LINE.match(line) or line_label(line) == CODE):
             return False
         quoted ^= triples % 2 == 1

@@ -105,7 +105,7 @@ def line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return spans
 
 
-_TRIPLE = re.compile(r'"""|\'\'\'')
+TRIPLE_QUOTE = re.compile(r'"""|\'\'\'')
 
 
 def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[tuple[int, int]]:
@@ -123,7 +123,7 @@ def code_regions(text: str, start: int, end: int, whole: bool = False) -> list[t
         line = text[s:e]
         label = CODE if quote and line.strip() else line_label(line)
         was = quote
-        for m in _TRIPLE.finditer(line):  # the other kind of triple quote inside a string is text
+        for m in TRIPLE_QUOTE.finditer(line):  # the other kind of triple quote inside a string is text
             quote = m.group() if not quote else "" if m.group() == quote else quote
         if quote != was:
             label = CODE
@@ -379,7 +379,7 @@ def fence_segments(text: str) -> list[tuple[int, int, str | None, bool]]:
         line = text[s:e]
         if fence is None:
             opened = None if in_string else _fence_open(line)
-            in_string ^= len(_TRIPLE.findall(line)) % 2 == 1
+            in_string ^= len(TRIPLE_QUOTE.findall(line)) % 2 == 1
             if opened and not opened[1] and _underlines(line, above):
                 opened = None  # a reStructuredText title's underline (``~~~~``), not a fence
             if opened:
