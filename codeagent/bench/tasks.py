@@ -19,7 +19,8 @@ from codeagent.kvcache.languages import language_for_fence
 from codeagent.kvcache.tagger_calls import call_language, call_paths, looks_like_test_log, looks_like_tool_call
 from codeagent.kvcache.tagger_content import (
     CODE,
-    ELEMENT_LINE,
+    COMMENT_OPENER,
+    MARKUP_LINE,
     TRIPLE_QUOTE,
     carried_strings,
     code_regions,
@@ -193,19 +194,15 @@ def looks_like_plan(text: str) -> bool:
     return numbers == list(range(1, len(numbers) + 1))
 
 
-_COMMENT_LINE = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--\s)")
-_ELEMENT = re.compile(rf"[ \t]*(?:{ELEMENT_LINE})[ \t]*$")
-
-
 def _code_or_comments(text: str) -> bool:
     """Two or more lines, every one a comment, a line of code or part of a triple-quoted string (a file's licence
     header viewed alone, with maybe its docstring or ``__all__``), an output's wrapping elements (``<output>``) aside:
     no prose or log line, where ``code_regions`` needs two lines of code."""
-    lines = [ln for ln in text.splitlines() if ln.strip() and not _ELEMENT.match(ln)]
+    lines = [ln for ln in text.splitlines() if ln.strip() and not MARKUP_LINE.match(ln)]
     quoted = False
     for line in lines:
         triples = len(TRIPLE_QUOTE.findall(line))
-        if not (quoted or triples or _COMMENT_LINE.match(line) or line_label(line) == CODE):
+        if not (quoted or triples or COMMENT_OPENER.match(line) or line_label(line) == CODE):
             return False
         quoted ^= triples % 2 == 1
     return len(lines) >= 2

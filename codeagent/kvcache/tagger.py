@@ -28,9 +28,9 @@ from codeagent.kvcache.tagger_calls import (
 )
 from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
-    CODE as _CODE_LINE, ELEMENT_LINE, Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings,
+    CODE as _CODE_LINE, Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings,
     code_literals, code_regions, ctags_rows, diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows,
-    indent_width as _indent_width, indented_rows, line_label, line_strings,
+    indent_width as _indent_width, indented_rows, line_label, line_strings, MARKUP_LINE as _MARKUP_LINE,
     numbered_hunks, numbered_rows, outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock,
     yaml_block_rows, yaml_blocks,
 )
@@ -855,8 +855,6 @@ def _python_reopen(text: str) -> str:
 
 _PY_ATOM = re.compile(r"""[rRbBuUfF]{0,2}(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|#[^\n]*""")
 """A one-line Python string or a comment: brackets inside them do not count."""
-_MARKUP_LINE = re.compile(rf"^[ \t]*{ELEMENT_LINE}[ \t]*$", re.MULTILINE)
-"""An element alone on its line (a code-search tool's ``<span id='Foo.bar'>``, ``</code>``): never Python."""
 _ELIDED_LINE = re.compile(r"^([ \t]*)(?:\.\.\.|\u2026|\u22ee(?:\.\.\.)?)[ \t]*\n(?:[ \t]*\n)*(?=\1[ \t])", re.MULTILINE)
 """A line standing for lines left out (Agentless's ``...``, a repository map's ``⋮...``) where the next code is
 indented deeper: no Python statement is (a stub body ``...`` is followed by a line at its indent or less). Parsed

@@ -42,7 +42,9 @@ _STRONG = re.compile(
     )""",
     re.VERBOSE,
 )
-_WEAK = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--\s)|[;{}(\[,:]\s*$|^\s+\S")
+COMMENT_OPENER = re.compile(r"^[ \t]*(?:#|//|/\*|\*|--\s)")
+"""A line that opens with a comment mark (``#``, ``//``, ``/*``, ``*``, ``-- ``)."""
+_WEAK = re.compile(COMMENT_OPENER.pattern + r"|[;{}(\[,:]\s*$|^\s+\S")
 _PROSE = re.compile(
     r"^[ \t]*(?:[-*>] |\d+[.)] )?[A-Za-z][a-z']*(?>,?\s+[`'\"(]?[\w'`\-]+[`'\")]?[,:;]?){3,}[.!?:]?\s*$")
 """A sentence: words, quoted or not, each taken whole (an atomic group: ``case '0', '1', ... '9', '-': // x`` once took
@@ -61,6 +63,9 @@ _LABEL = re.compile(r"^[A-Z][a-z]+(?: (?:[a-z]+|`[^`\n]+`)){0,3}:[ \t]*\r?\n?$")
 `a.py`:``): the header of what follows, not code (no Python line is a capitalised word and a colon)."""
 ELEMENT_LINE = r"""</?[A-Za-z][\w\-:.]*(?:\s+[\w\-:]+=(?:"[^"\n]*"|'[^'\n]*'))*\s*>(?:[^<>\n]*</[A-Za-z][\w\-:.]*>)?"""
 """An element alone on its line (``<output>``, ``<span id='Foo.bar'>``, ``<file>a.py</file>``), as a pattern."""
+MARKUP_LINE = re.compile(rf"^[ \t]*{ELEMENT_LINE}[ \t]*$", re.MULTILINE)
+"""An element alone on its line (an observation's ``<output>``, a code-search tool's ``<span id='Foo.bar'>``,
+``</code>``)."""
 _LOG_LINE = re.compile(
     r"""^(?:
         \s*Traceback\ \(most\ recent\ call\ last\) | \s+File\ "[^"]+",\ line\ \d+ | E\s{2,}\S | _{5,}\ \S | ={5,}
