@@ -8,6 +8,7 @@ not depend on what the model knows.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -389,3 +390,23 @@ def test_observation_window_share_changes_the_semantic_term(make_engine, code_id
     mixed = semantic(view, obs_weight=1.0)
     assert mixed.shape == base.shape and not torch.allclose(mixed, base)
     assert float(mixed.min()) >= 0.0 and float(mixed.max()) <= 1.0
+
+
+def test_pins_past_the_room_the_recent_window_leaves_give_way_by_use_in_whole_lines(make_engine):
+    """When the pins under the cap and the recent window together are past the budget, the cap releases whole lines,
+    the least used first: the constant the code uses stays whole, and no pinned line keeps only its tail (before,
+    the overflow was cut by position, oldest first, token by token: ``LIMIT_0 =`` went and `` 0`` stayed)."""
+    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=48, pinned_cap=1.0)
+    consts = "".join(f"LIMIT_{i} = {i}\n" for i in range(30))
+    uses = "".join(f"    total += LIMIT_0 * {i}\n" for i in range(4))
+    view = f"{consts}\n\ndef spin(step):\n    total = 0\n{uses}    return total\n"
+    eng.append_message("user", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    t = eng.table
+    pinned, edges = t["state"] == int(State.PINNED), eng.manager.policy.edges(eng.manager.view(eng.state))
+    budget = int((pinned & ~edges).sum()) + int(edges.sum()) - 20
+    assert int(pinned.sum()) <= budget  # under the cap: only the room the window leaves is short
+    eng.manager.enforce(eng.state, budget=budget)
+    kept = eng.tok.decode(eng.table["token"].tolist())
+    assert "LIMIT_0 = 0" in kept
+    pairs = re.findall(r"(?:LIMIT_(\d+))? = (\d+)", kept[:kept.index("def spin")])  # (name's number, value)
+    assert 0 < len(pairs) < 30 and all(n == v for n, v in pairs), pairs

@@ -261,23 +261,27 @@ class Lifecycle:
         return (eligible & (similar & better).any(dim=1)).tolist()
 
     def _cap_pinned(self, state: CacheState, budget: int, apply: Apply) -> None:
-        """Past ``pinned_cap`` x budget pinned slots: first release the lines of named definitions past
-        ``named_cap`` x budget (``named_tail``), then merge the oldest other pinned ones pairwise, or release
-        whole lines to the active state or as evictable (``pinned_overflow``), the least used definitions first
+        """Past ``pinned_cap`` x budget pinned slots, or past the room the sinks and the recent window leave (what
+        must stay would then be cut by position alone): first release the lines of named definitions past
+        ``named_cap`` x budget (``named_tail``), then merge the oldest other pinned ones pairwise, or release whole
+        lines to the active state or as evictable (``pinned_overflow``), the least used definitions first
         (``release_by``)."""
         t = state.table
-        cap = int(self.pinned_cap * budget)
         is_pinned = t["state"] == int(State.PINNED)
-        excess = int(is_pinned.sum()) - cap
-        if excess <= 0:
+        edges = self.edges(CacheView.of(state))
+        excess = int(is_pinned.sum()) - int(self.pinned_cap * budget)
+        tight = int((is_pinned & ~edges).sum()) + int(edges.sum()) - budget  # pins to free outside the edges
+        if excess <= 0 and tight <= 0:
             return
         # the caller's protected slots and the issue (the task itself) are never released or merged
         kept = t["protect"] | (t["kind"] == int(SegmentKind.ISSUE))
         named = is_pinned & t["named"] & ~kept
         over = min(int(named.sum()) - int(self.named_cap * budget), excess)
         if over > 0:
-            excess -= self._release(state, named_tail(CacheView.of(state), named.nonzero()[:, 0], over))
-            if excess <= 0:
+            out = named_tail(CacheView.of(state), named.nonzero()[:, 0], over)
+            excess -= self._release(state, out)
+            tight -= int((~edges[out]).sum())
+            if excess <= 0 and tight <= 0:
                 return
         pinned = (is_pinned & ~kept & ~t["named"]).nonzero()[:, 0]
         if self.pinned_overflow != "merge_oldest":  # whole lines, the least used, then the lowest scoring first
@@ -292,17 +296,19 @@ class Lifecycle:
             mean = [float(scores[u].mean()) for u in units]
             repeats = self._repeats(t, units, uses, mean)
             order = sorted(range(len(units)), key=lambda k: (uses[k], not repeats[k], mean[k]))
-            out: list[int] = []
+            out, at_edge = [], edges.tolist()
             for u in (units[k] for k in order):
-                if len(out) >= excess:
+                if len(out) >= excess and tight <= 0:
                     break
                 out += u
-            self._release(state, out)
+                tight -= sum(not at_edge[i] for i in u)
+            if out:
+                self._release(state, out)
             return
         merge, used = [], set()
         blocks = t["block_id"]
         for a, b in zip(pinned[:-1].tolist(), pinned[1:].tolist()):
-            if len(merge) >= excess:
+            if len(merge) >= max(excess, tight):  # a merged pair is one slot fewer
                 break
             if a in used or b in used or b != a + 1 or int(blocks[a]) != int(blocks[b]):
                 continue
