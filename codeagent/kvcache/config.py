@@ -110,7 +110,8 @@ class KVConfig(BaseModel):
     once the budget needs the room, oldest committed subtask first (pressure: keeps quality the
     budget did not need to give up)."""
     pinned_cap: float = Field(0.75, gt=0.0, le=1.0)
-    """Pinned slots may use at most this share of the budget; past it ``pinned_overflow`` applies."""
+    """Pinned slots may use at most this share of the budget, and no more than the sinks and the recent window
+    leave of it; past it ``pinned_overflow`` applies."""
     pinned_overflow: Literal["merge_oldest", "release_lowest", "evict_lowest"] = "evict_lowest"
     """Past the pinned cap: unpin pinned lines, in the order ``release_by`` gives, so they compete with the rest
     like any other slot (release_lowest), or mark them evictable so each goes whole rather than token by token
