@@ -395,7 +395,8 @@ def test_observation_window_share_changes_the_semantic_term(make_engine, code_id
 def test_pins_past_the_room_the_recent_window_leaves_give_way_by_use_in_whole_lines(make_engine):
     """When the pins under the cap and the recent window together are past the budget, the cap releases whole lines,
     the least used first: the constant the code uses stays whole, and no pinned line keeps only its tail (before,
-    the overflow was cut by position, oldest first, token by token: ``LIMIT_0 =`` went and `` 0`` stayed)."""
+    the overflow was cut by position, oldest first, token by token: ``LIMIT_0`` to ``LIMIT_2 =`` went, `` 2``
+    stayed)."""
     eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=48, pinned_cap=1.0)
     consts = "".join(f"LIMIT_{i} = {i}\n" for i in range(30))
     uses = "".join(f"    total += LIMIT_0 * {i}\n" for i in range(4))
