@@ -38,12 +38,13 @@ def _must_fit(must: torch.Tensor, view: CacheView, budget: int, edges: torch.Ten
     issue = must & (view.table["kind"] == int(SegmentKind.ISSUE)) & ~struct
     protect = must & view.table["protect"] & ~struct & ~issue
     named = must & view.table["named"] & ~struct & ~issue & ~protect
-    order = torch.argsort(view.table["pos"], descending=True)
-    newest = [order[g[order]].tolist() for g in (struct, issue, protect, must & ~struct & ~protect & ~issue & ~named)]
+    others = must & ~struct & ~protect & ~issue & ~named
+    order = torch.argsort(view.table["pos"], descending=True)  # newest first within a group
     named_first = [i for unit in reversed(named_units(view, named.nonzero()[:, 0])) for i in unit]
+    groups = [order[g[order]].tolist() for g in (struct, issue, protect)] + [named_first, order[others[order]].tolist()]
     out = torch.zeros_like(must)
     room = budget
-    for ranked in (*newest[:3], named_first, newest[3]):  # disjoint groups
+    for ranked in groups:  # disjoint
         out[ranked[:room]] = True
         room -= min(room, len(ranked))
     return out

@@ -266,9 +266,10 @@ class Lifecycle:
         ``named_cap`` x budget (``named_tail``), then merge the oldest other pinned ones pairwise, or release whole
         lines to the active state or as evictable (``pinned_overflow``), the least used definitions first
         (``release_by``)."""
-        t = state.table
+        t, view = state.table, CacheView.of(state)  # the view reads the table, so it sees the releases below
         is_pinned = t["state"] == int(State.PINNED)
-        edges = self.edges(CacheView.of(state))
+        edges = self.edges(view)
+        at_edge = edges.tolist()
         excess = int(is_pinned.sum()) - int(self.pinned_cap * budget)
         tight = int((is_pinned & ~edges).sum()) + int(edges.sum()) - budget  # pins to free outside the edges
         if excess <= 0 and tight <= 0:
@@ -278,14 +279,13 @@ class Lifecycle:
         named = is_pinned & t["named"] & ~kept
         over = min(int(named.sum()) - int(self.named_cap * budget), excess)
         if over > 0:
-            out = named_tail(CacheView.of(state), named.nonzero()[:, 0], over)
+            out = named_tail(view, named.nonzero()[:, 0], over)
             excess -= self._release(state, out)
-            tight -= int((~edges[out]).sum())
+            tight -= sum(not at_edge[i] for i in out)
             if excess <= 0 and tight <= 0:
                 return
         pinned = (is_pinned & ~kept & ~t["named"]).nonzero()[:, 0]
         if self.pinned_overflow != "merge_oldest":  # whole lines, the least used, then the lowest scoring first
-            view = CacheView.of(state)
             scores = self.scores(view)
             refs = self._uses(state) if self.release_by != "score" else torch.zeros(len(view), dtype=torch.long)
             units = line_units(view, pinned)
@@ -296,7 +296,7 @@ class Lifecycle:
             mean = [float(scores[u].mean()) for u in units]
             repeats = self._repeats(t, units, uses, mean)
             order = sorted(range(len(units)), key=lambda k: (uses[k], not repeats[k], mean[k]))
-            out, at_edge = [], edges.tolist()
+            out = []
             for u in (units[k] for k in order):
                 if len(out) >= excess and tight <= 0:
                     break
