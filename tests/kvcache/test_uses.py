@@ -50,7 +50,20 @@ def test_defined_names_mark_headers_and_imported_names_raw_and_in_json():
         assert at["os"] == "os" and at["T"] == "T"  # an import marks the names it binds, not the module path
         assert "def run(x):" in at["run"] and "LIMIT = 3" in at["LIMIT"]
         assert all(n is None for i, n in enumerate(names) if text.startswith("return", i))  # a body binds nothing
-        assert definitions(names) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
+        assert definitions(names, tags) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
+
+
+def test_a_header_over_several_lines_of_a_numbered_view_is_one_definition():
+    """A ``cat -n`` view puts each line's number between the lines of a header: still one definition, so the name's
+    uses are not spent on its own header's lines (the pinned cap ranks the header by them)."""
+    code = ("KEYS: dict[str, int] = (\n    dict()\n)\n\n\ndef cleanup(\n    *, config: dict\n) -> None:\n"
+            "    del config[KEYS]\n\n\ndef cleanup(config):\n    pass\n")
+    text = "".join(f"{n:6}\t{line}\n" for n, line in enumerate(code.splitlines(), 1))
+    offsets = _chars(text)
+    tags = StructureTagger().tag(text, offsets, SpanInfo(kind=SegmentKind.TOOL_OUTPUT, language="python"))
+    names = defined_names(text, offsets, tags)
+    assert "".join(text[i] for i, n in enumerate(names) if n == "KEYS").count("=") == 1  # the header, numbers aside
+    assert definitions(names, tags) == {"KEYS": 1, "cleanup": 2}
 
 
 def test_module_calls_are_the_lines_opening_a_module_level_call_raw_and_in_json():
