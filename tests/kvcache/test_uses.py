@@ -111,8 +111,10 @@ def gamma(value):
 
 def _read_view(make_engine, issue: str, after: str, **knobs):
     """A default-policy engine (pinned cap 0.6) that read ``issue``, ``VIEW`` and ``after`` as a tool output; the
-    calls in ``after`` are not pinned as uses (``pin_module_calls`` off): the release order alone is measured."""
+    lines of ``after`` are not pinned as uses (``pin_module_calls``, ``pin_binding_uses`` off): the release order alone
+    is measured."""
     knobs.setdefault("pin_module_calls", False)
+    knobs.setdefault("pin_binding_uses", False)
     eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pinned_cap=0.6, **knobs)
     eng.append_message("user", issue, SpanInfo(kind=SegmentKind.ISSUE))
     eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
@@ -338,6 +340,53 @@ def test_a_module_level_call_is_pinned_as_the_use_its_name_repeats(make_engine):
     assert "registry.add_handler(bytes, bytes_handler)" not in kept[False]
     assert "registry.add_handler(" not in pinned[False]
     assert "def text_handler(value):" in pinned[True] and "stream.line(text_handler" not in pinned[True]
+
+
+STASH = '''\
+import logging
+
+STASH_KEY = "errors"
+
+
+def collect(config):
+    found = config.stash[STASH_KEY].pop()
+    logging.warning("collected %s", found)
+    return found
+
+
+def report(errors):
+    for error in errors:
+        # one line per error, oldest first, so the log reads in order
+        logging.warning("error: %s", error)
+        print(format_error(error))
+
+
+def cleanup(config):
+    try:
+        report(collect(config))
+    finally:
+        del config.stash[STASH_KEY]
+'''
+
+
+def test_a_body_line_using_a_module_binding_is_pinned_as_its_use(make_engine):
+    """``STASH_KEY``'s definition shows its value, not that the code reads it as ``config.stash[STASH_KEY]``: with
+    ``pin_binding_uses`` the newest body line using it (written once) is pinned under it and outlives a budget of
+    half the cache; without it, it goes. Body lines using only functions (``report(collect(config))``) or an
+    import (``logging.warning``, written with other arguments each time) stay unpinned."""
+    kept, under, pinned = {}, {}, {}
+    for on in (True, False):
+        eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pin_binding_uses=on)
+        eng.append_message("user", STASH, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+        eng.manager.enforce(eng.state, budget=len(eng.table) // 2)
+        t = eng.table
+        kept[on] = eng.tok.decode(t["token"].tolist())
+        under[on] = _pinned_under(eng, "STASH_KEY")
+        pinned[on] = eng.tok.decode(t["token"][t["state"] == int(State.PINNED)].tolist())
+    assert "del config.stash[STASH_KEY]" in under[True] and "del config.stash[STASH_KEY]" in kept[True]
+    assert "del config.stash[STASH_KEY]" not in kept[False]
+    assert "found = config.stash" not in pinned[True]  # the newest use only
+    assert "report(collect" not in pinned[True] and "logging.warning(" not in pinned[True]
 
 
 def test_past_the_pinned_cap_lines_repeating_a_better_one_go_first():
