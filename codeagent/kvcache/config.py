@@ -140,11 +140,6 @@ class KVConfig(BaseModel):
     """With ``pin_repeated_uses``, a line opening a module-level statement with a call counts as a repeated text
     though written once (``manager.add_handler(str, set_text)``, ``atexit.register(close)``: the registration the
     next one copies)."""
-    pin_binding_uses: bool = True
-    """With ``pin_repeated_uses``, a line of a function body that uses a module binding's name (a constant, a
-    registry, a key: ``del config.stash[thread_exceptions]``) counts, for that name, as a repeated text though
-    written once: a binding's definition shows its value, not how the code uses it, where a signature shows how a
-    function is called."""
     obs_weight: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the semantic term taken from the last observation window's attention (SnapKV's
     view at the end of the latest message, max-pooled); the rest is the decayed attention mass."""

@@ -300,17 +300,19 @@ class Engine:
         header binds."""
         names = defined_names(text, offsets, tags)
         self.state.uses.update(count(text))
-        self.state.defs.update(definitions(names, tags))
+        self.state.defs.update(definitions(names))
         return names
 
     def _lines(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag]) -> list[int]:
-        """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts, with its
-        identifiers, and the lines opening a module-level call noted (``uses.module_calls``): ``Lifecycle`` pins a
-        use of a definition among the lines that repeat, open such a call or use a module binding."""
+        """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts, the
+        identifiers of a text kept once it repeats or when it opens a module-level call (``uses.module_calls``:
+        ``Lifecycle`` pins a use among those lines)."""
         keys, counts, words = line_keys(text, offsets)
-        self.state.lines.update(counts)
-        self.state.module_calls |= module_calls(text, offsets, keys, tags)
-        self.state.line_words.update(words)
+        seen = self.state.lines
+        seen.update(counts)
+        module = module_calls(text, offsets, keys, tags)
+        self.state.module_calls |= module
+        self.state.line_words.update((k, w) for k, w in words.items() if seen[k] >= 2 or k in module)
         return keys
 
     def _named(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo
@@ -464,7 +466,7 @@ class Engine:
             local = [(max(a - s, 0), max(min(b, e) - s, 0)) for a, b in offsets]
             tags = self.tagger.tag(sub, local, info)
             found = defined_names(sub, local, tags)
-            self.state.defs.update(definitions(found, tags))
+            self.state.defs.update(definitions(found))
             names = self.state.name_ids(found)
             for i, ((a, b), t) in enumerate(zip(offsets, tags)):
                 if not (a >= s and b <= e and b > a):

@@ -95,10 +95,9 @@ def defined_names(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[
     return out
 
 
-def definitions(names: Sequence[str | None], tags: Sequence[TokenTag]) -> Counter[str]:
-    """How many definitions of each name per-token ``names`` (``defined_names``) hold: one per header block (a
-    numbered view's line numbers split a header of several lines into runs of tokens, not into definitions)."""
-    return Counter(name for name, _ in {(n, tag.block_id) for n, tag in zip(names, tags) if n is not None})
+def definitions(names: Sequence[str | None]) -> Counter[str]:
+    """How many definitions of each name per-token ``names`` (``defined_names``) hold: one per run."""
+    return Counter(n for i, n in enumerate(names) if n is not None and (i == 0 or names[i - 1] != n))
 
 
 def line_keys(text: str, offsets: Sequence[tuple[int, int]]

@@ -27,8 +27,6 @@ USED = 3
 """``release_by="uses"``: uses past which a definition counts as simply used (the score decides among them)."""
 REPEAT_JACCARD = 0.5
 """``release_repeats``: token-set overlap past which a pinned line repeats another."""
-BODY_LINES = torch.tensor([int(BlockType.FUNCTION_BODY), int(BlockType.CONTROL_FLOW)], dtype=torch.int8)
-"""``pin_binding_uses``: a line with a slot of these block types is code inside a definition."""
 WAITING = {"globals": torch.tensor([int(BlockType.GLOBAL)], dtype=torch.int8), "definitions": NAMED_HEADERS}
 """``release_waiting``: the block types whose unused definitions count as used."""
 
@@ -115,7 +113,6 @@ class Lifecycle:
     release_repeats: Literal["none", "globals", "all"] = "globals"
     pin_repeated_uses: bool = True
     pin_module_calls: bool = True
-    pin_binding_uses: bool = True
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -192,9 +189,8 @@ class Lifecycle:
         """Per defined name, pin the newest cached line that uses it and whose text the session has written twice
         or more (``pin_repeated_uses``): the pattern the code around it repeats (``return Settings(timeout,
         method, ...)``), which the next such line copies; with ``pin_module_calls`` a line opening a module-level
-        call counts too (a registration), and with ``pin_binding_uses`` a body line for the module bindings it uses.
-        Pinned under the line's most used name, so the pinned cap ranks it by that name's uses, as it ranks the
-        definition. A text with a pinned line already gets no second one."""
+        call counts too (a registration). Pinned under the line's most used name, so the pinned cap ranks it by
+        that name's uses, as it ranks the definition. A text with a pinned line already gets no second one."""
         t = state.table
         line = t["line"]
         active = (line >= 0) & (t["state"] == int(State.ACTIVE)) & (t["name"] < 0)
@@ -204,15 +200,12 @@ class Lifecycle:
         keys, last = torch.unique(line[active], return_inverse=True)
         rows = active.nonzero()[:, 0]
         newest = torch.full((len(keys),), -1, dtype=torch.long).scatter_reduce_(0, last, rows, reduce="amax")
-        bindings, body = self._binding_uses(state, active)
         best: dict[str, tuple[int, int]] = {}  # name -> (newest row, key) of its newest repeated use line
         for key, row in zip(keys.tolist(), newest.tolist()):
-            if key in held:
+            repeated = state.lines[key] >= 2 or (self.pin_module_calls and key in state.module_calls)
+            if key in held or not repeated:
                 continue
-            names = state.line_words.get(key, frozenset())
-            if not (state.lines[key] >= 2 or (self.pin_module_calls and key in state.module_calls)):
-                names = names & bindings if key in body else frozenset()
-            for name in sorted(names):  # sorted: ties below go the same way every run
+            for name in sorted(state.line_words.get(key, ())):  # sorted: ties below go the same way every run
                 if name in state.names and row > best.get(name, (-1, 0))[0]:
                     best[name] = (row, key)
         under: dict[int, tuple[str, int]] = {}  # row -> (name, key): of the names a line is newest for, the most used
@@ -227,16 +220,6 @@ class Lifecycle:
                 start -= 1
             cols["state"][start:row + 1] = int(State.PINNED)
             cols["name"][start:row + 1] = state.names[name]
-
-    def _binding_uses(self, state: CacheState, active: torch.Tensor) -> tuple[frozenset[str], set[int]]:
-        """``pin_binding_uses``: the names of the cached module bindings' headers, and the keys of the active lines
-        inside definitions (a slot of theirs in ``BODY_LINES``). Empty when the knob is off."""
-        t = state.table
-        if not self.pin_binding_uses:
-            return frozenset(), set()
-        ids = set(t["name"][(t["block_type"] == int(BlockType.GLOBAL)) & (t["name"] >= 0)].tolist())
-        bindings = frozenset(name for name, i in state.names.items() if i in ids)
-        return bindings, set(t["line"][active & torch.isin(t["block_type"], BODY_LINES)].tolist())
 
     def _uses(self, state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
