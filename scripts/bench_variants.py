@@ -68,6 +68,7 @@ def main() -> None:
 
     from codeagent.bench.runner import bench_kv_config, variant_rows
     from codeagent.bench.tasks import load_tasks
+    from codeagent.errors import InputError
     from codeagent.kvcache.config import KVConfig
     from codeagent.kvcache.manager import KVManager
     from codeagent.runtime import build_engine, settings_from
@@ -90,9 +91,14 @@ def main() -> None:
     rows: list[dict] = []
     for task in load_tasks(args.tasks):
         t0 = time.perf_counter()
-        rows += variant_rows(engine, task, [("full", 1.0)] + [(n, b) for n in shared for b in budgets], apply)
-        for name in (n for n in variants if n not in shared):  # a knob read during the prefill: its own prefill
-            rows += variant_rows(engine, task, [(name, b) for b in budgets], apply, prefill=configs[name])
+        try:
+            got = variant_rows(engine, task, [("full", 1.0)] + [(n, b) for n in shared for b in budgets], apply)
+            for name in (n for n in variants if n not in shared):  # a knob read during the prefill: its own prefill
+                got += variant_rows(engine, task, [(name, b) for b in budgets], apply, prefill=configs[name])
+        except InputError as exc:  # a context past the model's positions: the task is left out, the run goes on
+            print(f"{task.id}: left out: {exc}", flush=True)
+            continue
+        rows += got
         print(f"{task.id}: {time.perf_counter() - t0:.0f}s", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1) + "\n")

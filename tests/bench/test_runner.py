@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -272,3 +273,25 @@ def test_tiny_grid_end_to_end_and_resume(tmp_path: Path, task_file: Path):
     assert third.exit_code == 0 and "5 already done" in third.output
     rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and all(r["error"] is None for r in rows)
+
+
+@pytest.mark.model
+def test_bench_variants_leaves_out_a_task_past_the_model_and_goes_on(tmp_path: Path):
+    """``scripts/bench_variants.py`` on a task longer than SmolLM2's 8,192 positions: one line saying it is left out,
+    and the run goes on to the next task, whose rows are written (before, the traceback ended the run)."""
+    huge = Task(id="huge", family="next_line",
+                segments=[Segment(role="user", kind="text", text="Continue big.py."),
+                          Segment(role="tool", kind="tool_output", text="value = compute(1, 2, 3)\n" * 1500)],
+                probe=Probe(prompt="```python\n", target="value = compute(1, 2, 3)"))
+    tasks = dump_tasks([huge, tiny_tasks()[1]], tmp_path / "t.jsonl")
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "rows.json"
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "bench_variants.py"), "--tasks", str(tasks),
+                           "--variant", "base:", "--budgets", "0.5", "--out", str(out)], cwd=root,
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    left = [line for line in proc.stdout.splitlines() if line.startswith("huge:")]
+    assert len(left) == 1 and "left out: context past the model limit" in left[0]
+    assert "Traceback" not in proc.stderr
+    rows = json.loads(out.read_text())
+    assert {(r["task_id"], r["variant"]) for r in rows} == {("tiny-next", "full"), ("tiny-next", "base")}
