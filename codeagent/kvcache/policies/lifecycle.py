@@ -270,8 +270,12 @@ class Lifecycle:
         is_pinned = t["state"] == int(State.PINNED)
         edges = self.edges(view)
         at_edge = edges.tolist()
+
+        def freed(rows: list[int]) -> int:  # a released pin inside the edges stays all the same
+            return sum(not at_edge[i] for i in rows)
+
         excess = int(is_pinned.sum()) - int(self.pinned_cap * budget)
-        tight = int((is_pinned & ~edges).sum()) + int(edges.sum()) - budget  # pins to free outside the edges
+        tight = int((is_pinned | edges).sum()) - budget  # what must stay (pins and edges) past the budget
         if excess <= 0 and tight <= 0:
             return
         # the caller's protected slots and the issue (the task itself) are never released or merged
@@ -281,7 +285,7 @@ class Lifecycle:
         if over > 0:
             out = named_tail(view, named.nonzero()[:, 0], over)
             excess -= self._release(state, out)
-            tight -= sum(not at_edge[i] for i in out)
+            tight -= freed(out)
             if excess <= 0 and tight <= 0:
                 return
         pinned = (is_pinned & ~kept & ~t["named"]).nonzero()[:, 0]
@@ -301,7 +305,7 @@ class Lifecycle:
                 if len(out) >= excess and tight <= 0:
                     break
                 out += u
-                tight -= sum(not at_edge[i] for i in u)
+                tight -= freed(u)
             if out:
                 self._release(state, out)
             return
