@@ -131,6 +131,11 @@ class KVConfig(BaseModel):
     """Past the pinned cap, among lines of one use count: release first those that repeat a better scoring pinned
     line (token-set Jaccard >= ``REPEAT_JACCARD``: a table of ``is_x = check('X')`` bindings), so one line of each
     shape and the unique ones stay: for module bindings (globals), for every pinned line (all), or not (none)."""
+    release_continuations: bool = True
+    """Past the pinned cap, release first the lines that continue a definition header begun on an earlier line
+    (the parameters of a ``def f(`` written one per line, its closing ``) -> T:``), in the order ``release_by``
+    gives, then whole definitions: the line holding a name keeps it callable by name, and a budget short of every
+    pin keeps more names rather than fewer complete signatures."""
     pin_repeated_uses: bool = True
     """Once over budget, pin per defined name the newest cached line that uses it and whose text the session has
     written twice or more (``return Settings(timeout, method, ...)``: the pattern the next such line copies;

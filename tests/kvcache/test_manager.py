@@ -411,3 +411,21 @@ def test_pins_past_the_room_the_recent_window_leaves_give_way_by_use_in_whole_li
     assert "LIMIT_0 = 0" in kept
     pairs = re.findall(r"(?:LIMIT_(\d+))? = (\d+)", kept[:kept.index("def spin")])  # (name's number, value)
     assert 0 < len(pairs) < 30 and all(n == v for n, v in pairs), pairs
+
+
+@pytest.mark.parametrize("continuations", [True, False])
+def test_pinned_cap_releases_a_header_s_continuation_lines_before_whole_definitions(make_engine, continuations):
+    """A signature written one parameter per line: past the cap its parameter lines go first and the line holding
+    its name stays, and so does a module binding used once, which by use count alone goes before them."""
+    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=32, pinned_cap=1.0,
+                      release_continuations=continuations)
+    params = "".join(f"    option_{i}: int = {i},\n" for i in range(12))
+    body = "".join(f"    total_{i} = option_{i} + option_{i + 1}\n" for i in range(8))
+    view = f"handler_func = print\n\n\ndef configure(\n{params}) -> None:\n    handler_func(option_0)\n{body}"
+    eng.append_message("user", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    t = eng.table
+    pinned, edges = t["state"] == int(State.PINNED), eng.manager.policy.edges(eng.manager.view(eng.state))
+    eng.manager.enforce(eng.state, budget=int((pinned | edges).sum()) - 20)
+    kept = eng.tok.decode(eng.table["token"].tolist())
+    assert "def configure(" in kept and len(re.findall(r"option_\d+: int = \d+,", kept)) < 12
+    assert ("handler_func = print" in kept) == continuations

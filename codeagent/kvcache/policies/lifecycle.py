@@ -49,6 +49,20 @@ def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) 
     return out
 
 
+def continuations(table: SlotTable, units: list[list[int]]) -> list[bool]:
+    """Per pinned line: whether it continues a definition header begun on an earlier line (a parameter of a
+    ``def f(`` written one per line, the closing ``) -> T:``), not the line that holds the name."""
+    rows = torch.isin(table["block_type"], NAMED_HEADERS).nonzero()[:, 0]
+    if rows.numel() == 0:
+        return [False] * len(units)
+    blocks, which = torch.unique(table["block_id"][rows], return_inverse=True)
+    first = torch.full((len(blocks),), len(table), dtype=torch.long).scatter_reduce(0, which, rows, "amin")
+    start = torch.full((len(table),), -1, dtype=torch.long)
+    start[rows] = first[which]  # per header slot: its header's first slot
+    begun = start.tolist()
+    return [any(0 <= begun[i] < u[0] for i in u) for u in units]
+
+
 def named_tail(view: CacheView, pool: torch.Tensor, count: int) -> list[int]:
     """At least ``count`` slots of ``pool`` (pinned slots of named definitions, ascending), whole lines, in
     ``named_units``' order: the lines farthest below their definition's header first, the header itself last."""
@@ -111,6 +125,7 @@ class Lifecycle:
     release_by: Literal["uses", "uses_bodies", "score"] = "uses"
     release_waiting: Literal["globals", "definitions"] = "definitions"
     release_repeats: Literal["none", "globals", "all"] = "globals"
+    release_continuations: bool = True
     pin_repeated_uses: bool = True
     pin_module_calls: bool = True
     min_tokens: int = 256
@@ -264,8 +279,8 @@ class Lifecycle:
         """Past ``pinned_cap`` x budget pinned slots, or past the room the sinks and the recent window leave (what
         must stay would then be cut by position alone): first release the lines of named definitions past
         ``named_cap`` x budget (``named_tail``), then merge the oldest other pinned ones pairwise, or release whole
-        lines to the active state or as evictable (``pinned_overflow``), the least used definitions first
-        (``release_by``)."""
+        lines to the active state or as evictable (``pinned_overflow``): the lines continuing a header of several
+        first (``release_continuations``), then the least used definitions first (``release_by``)."""
         t, view = state.table, CacheView.of(state)  # the view reads the table, so it sees the releases below
         is_pinned = t["state"] == int(State.PINNED)
         edges = self.edges(view)
@@ -299,7 +314,8 @@ class Lifecycle:
                 uses = [int(refs[u].max()) for u in units]
             mean = [float(scores[u].mean()) for u in units]
             repeats = self._repeats(t, units, uses, mean)
-            order = sorted(range(len(units)), key=lambda k: (uses[k], not repeats[k], mean[k]))
+            later = continuations(t, units) if self.release_continuations else [False] * len(units)
+            order = sorted(range(len(units)), key=lambda k: (not later[k], uses[k], not repeats[k], mean[k]))
             out = []
             for u in (units[k] for k in order):
                 if len(out) >= excess and tight <= 0:
