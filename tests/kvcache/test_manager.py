@@ -392,6 +392,17 @@ def test_observation_window_share_changes_the_semantic_term(make_engine, code_id
     assert float(mixed.min()) >= 0.0 and float(mixed.max()) <= 1.0
 
 
+def _enforce_short_of_pins(eng, view: str, short: int) -> tuple[int, int, str]:
+    """Append ``view`` as a Python file view and bring the cache to ``short`` slots under what must stay (the pins,
+    the sinks and the recent window): (the pinned slots before, that budget, the kept text)."""
+    eng.append_message("user", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    t = eng.table
+    pinned, edges = t["state"] == int(State.PINNED), eng.manager.policy.edges(eng.manager.view(eng.state))
+    budget = int((pinned | edges).sum()) - short
+    eng.manager.enforce(eng.state, budget=budget)
+    return int(pinned.sum()), budget, eng.tok.decode(eng.table["token"].tolist())
+
+
 def test_pins_past_the_room_the_recent_window_leaves_give_way_by_use_in_whole_lines(make_engine):
     """When the pins under the cap and the recent window together are past the budget, the cap releases whole lines,
     the least used first: the constant the code uses stays whole, and no pinned line keeps only its tail (before,
@@ -401,13 +412,8 @@ def test_pins_past_the_room_the_recent_window_leaves_give_way_by_use_in_whole_li
     consts = "".join(f"LIMIT_{i} = {i}\n" for i in range(30))
     uses = "".join(f"    total += LIMIT_0 * {i}\n" for i in range(4))
     view = f"{consts}\n\ndef spin(step):\n    total = 0\n{uses}    return total\n"
-    eng.append_message("user", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
-    t = eng.table
-    pinned, edges = t["state"] == int(State.PINNED), eng.manager.policy.edges(eng.manager.view(eng.state))
-    budget = int((pinned & ~edges).sum()) + int(edges.sum()) - 20
-    assert int(pinned.sum()) <= budget  # under the cap: only the room the window leaves is short
-    eng.manager.enforce(eng.state, budget=budget)
-    kept = eng.tok.decode(eng.table["token"].tolist())
+    pinned, budget, kept = _enforce_short_of_pins(eng, view, 20)
+    assert pinned <= budget  # under the cap: only the room the window leaves is short
     assert "LIMIT_0 = 0" in kept
     pairs = re.findall(r"(?:LIMIT_(\d+))? = (\d+)", kept[:kept.index("def spin")])  # (name's number, value)
     assert 0 < len(pairs) < 30 and all(n == v for n, v in pairs), pairs
@@ -422,10 +428,6 @@ def test_pinned_cap_releases_a_header_s_continuation_lines_before_whole_definiti
     params = "".join(f"    option_{i}: int = {i},\n" for i in range(12))
     body = "".join(f"    total_{i} = option_{i} + option_{i + 1}\n" for i in range(8))
     view = f"handler_func = print\n\n\ndef configure(\n{params}) -> None:\n    handler_func(option_0)\n{body}"
-    eng.append_message("user", view, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
-    t = eng.table
-    pinned, edges = t["state"] == int(State.PINNED), eng.manager.policy.edges(eng.manager.view(eng.state))
-    eng.manager.enforce(eng.state, budget=int((pinned | edges).sum()) - 20)
-    kept = eng.tok.decode(eng.table["token"].tolist())
+    kept = _enforce_short_of_pins(eng, view, 20)[2]
     assert "def configure(" in kept and len(re.findall(r"option_\d+: int = \d+,", kept)) < 12
     assert ("handler_func = print" in kept) == continuations
