@@ -51,16 +51,19 @@ def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) 
 
 def continuations(table: SlotTable, units: list[list[int]]) -> list[bool]:
     """Per pinned line: whether it continues a definition header begun on an earlier line (a parameter of a
-    ``def f(`` written one per line, the closing ``) -> T:``), not the line that holds the name."""
+    ``def f(`` written one per line, the closing ``) -> T:``), not the line that holds the name. A header's first
+    slot may end the line above (``\\ndef`` in a JSON string is one token): the header then begins on the next."""
     rows = torch.isin(table["block_type"], NAMED_HEADERS).nonzero()[:, 0]
     if rows.numel() == 0:
         return [False] * len(units)
+    eol = table["eol"].long()
+    line = torch.cumsum(eol, 0) - eol  # per slot: the line breaks before it (a slot ending a line is on that line)
     blocks, which = torch.unique(table["block_id"][rows], return_inverse=True)
     first = torch.full((len(blocks),), len(table), dtype=torch.long).scatter_reduce(0, which, rows, "amin")
-    start = torch.full((len(table),), -1, dtype=torch.long)
-    start[rows] = first[which]  # per header slot: its header's first slot
-    begun = start.tolist()
-    return [any(0 <= begun[i] < u[0] for i in u) for u in units]
+    begins = torch.full((len(table),), -1, dtype=torch.long)
+    begins[rows] = (line[first] + eol[first])[which]  # per header slot: the line its header begins on
+    on, lines = begins.tolist(), line.tolist()
+    return [any(0 <= on[i] < lines[u[0]] for i in u) for u in units]
 
 
 def named_tail(view: CacheView, pool: torch.Tensor, count: int) -> list[int]:

@@ -122,3 +122,26 @@ def test_protected_code_and_the_issue_outlast_other_pins(make_engine):
     assert len(t) <= budget
     assert protected <= kept and issue_pos <= kept
     assert int((t["state"] == int(State.PINNED)).sum()) < pinned_before  # other pins gave way
+
+
+def test_continuations_are_a_header_s_lines_after_its_first_raw_or_json_escaped(make_engine):
+    """A header's parameter lines and closing line continue it, the line holding its name does not, in a file view
+    and in the same file inside a JSON string (where ``\\\\ndef`` is one token that ends the line above)."""
+    import json
+
+    from codeagent.kvcache.policies.lifecycle import continuations
+
+    params = "".join(f"    option_{i}: int = {i},\n" for i in range(3))
+    code = (f"import os\n\n\ndef helper(path: str) -> str:\n    return os.fspath(path)\n\n\n"
+            f"def configure(\n{params}) -> None:\n")
+    for text, info in ((code, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python")),
+                       (json.dumps({"output": code}), SpanInfo(kind=SegmentKind.TOOL_OUTPUT))):
+        eng = make_engine(policy="default", min_tokens=0)
+        eng.append_message("user", text, info)
+        t = eng.table
+        units = line_units(CacheView.of(eng.state), (t["state"] == int(State.PINNED)).nonzero()[:, 0])
+        lines = [eng.tok.decode(t["token"][u].tolist()).strip(" \\\n") for u in units]
+        later = dict(zip(lines, continuations(t, units)))
+        heads = [k for k in later if "helper(path" in k or "configure(" in k]
+        assert len(heads) == 2 and not any(later[k] for k in heads)
+        assert [later[f"option_{i}: int = {i},"] for i in range(3)] == [True] * 3 and later[") -> None:"] is True
