@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from codeagent.kvcache.scoring import observed, rank01
+from codeagent.kvcache.slots import line_numbers
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
 from codeagent.kvcache.view import CacheView
 
@@ -39,7 +40,7 @@ def _onehot(col: torch.Tensor, size: int) -> torch.Tensor:
 
 def _line_max(values: torch.Tensor, eol: torch.Tensor) -> torch.Tensor:
     """Per slot, the largest value on its line (lines end at ``eol`` slots)."""
-    line = torch.cumsum(eol.long(), 0) - eol.long()
+    line = line_numbers(eol)
     out = torch.zeros(int(line[-1]) + 1 if len(line) else 0).scatter_reduce(0, line, values, "amax",
                                                                             include_self=False)
     return out[line]

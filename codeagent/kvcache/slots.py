@@ -37,6 +37,12 @@ DEFERRED = frozenset((*STATS, "hits", "last_access"))
 """What ``accumulate`` updates: reading any of them first folds the pending forwards in."""
 
 
+def line_numbers(eol: torch.Tensor) -> torch.Tensor:
+    """Per slot, the line it is on: the line ends before it (a slot ending a line is on that line)."""
+    ends = eol.long()
+    return torch.cumsum(ends, 0) - ends
+
+
 class Pending:
     """Attention statistics of the forwards since the last fold, kept on the device the attention
     ran on, so a decoded token costs no device-to-host copy. Decays are carried as running scales:

@@ -13,7 +13,7 @@ import torch
 from codeagent.kvcache import lifecycle
 from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.policies.base import NAMED_HEADERS, Apply, Policy, from_settings, line_units, named_units
-from codeagent.kvcache.slots import SlotTable
+from codeagent.kvcache.slots import SlotTable, line_numbers
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
 from codeagent.kvcache.view import CacheView
@@ -56,8 +56,7 @@ def continuations(table: SlotTable, units: list[list[int]]) -> list[bool]:
     rows = torch.isin(table["block_type"], NAMED_HEADERS).nonzero()[:, 0]
     if rows.numel() == 0:
         return [False] * len(units)
-    eol = table["eol"].long()
-    line = torch.cumsum(eol, 0) - eol  # per slot: the line breaks before it (a slot ending a line is on that line)
+    eol, line = table["eol"].long(), line_numbers(table["eol"])
     blocks, which = torch.unique(table["block_id"][rows], return_inverse=True)
     first = torch.full((len(blocks),), len(table), dtype=torch.long).scatter_reduce(0, which, rows, "amin")
     begins = torch.full((len(table),), -1, dtype=torch.long)

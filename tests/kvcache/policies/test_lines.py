@@ -5,9 +5,12 @@ Real engine, tokenizer and tagger (SmolLM2); the policies decide from real slot 
 
 from __future__ import annotations
 
+import json
+
 import torch
 
 from codeagent.kvcache.policies.base import line_units
+from codeagent.kvcache.policies.lifecycle import continuations
 from codeagent.kvcache.tags import SegmentKind, SpanInfo, State
 from codeagent.kvcache.view import CacheView
 
@@ -127,10 +130,6 @@ def test_protected_code_and_the_issue_outlast_other_pins(make_engine):
 def test_continuations_are_a_header_s_lines_after_its_first_raw_or_json_escaped(make_engine):
     """A header's parameter lines and closing line continue it, the line holding its name does not, in a file view
     and in the same file inside a JSON string (where ``\\\\ndef`` is one token that ends the line above)."""
-    import json
-
-    from codeagent.kvcache.policies.lifecycle import continuations
-
     params = "".join(f"    option_{i}: int = {i},\n" for i in range(3))
     code = (f"import os\n\n\ndef helper(path: str) -> str:\n    return os.fspath(path)\n\n\n"
             f"def configure(\n{params}) -> None:\n")
