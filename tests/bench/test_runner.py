@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import os
 import subprocess
 import sys
@@ -295,3 +296,33 @@ def test_bench_variants_leaves_out_a_task_past_the_model_and_goes_on(tmp_path: P
     assert "Traceback" not in proc.stderr
     rows = json.loads(out.read_text())
     assert {(r["task_id"], r["variant"]) for r in rows} == {("tiny-next", "full"), ("tiny-next", "base")}
+
+
+@pytest.mark.model
+def test_kept_map_brackets_what_the_budget_keeps_and_names_a_bad_setting(tmp_path: Path):
+    """``scripts/kept_map.py``: the context with kept slots in ``[[...]]`` and pinned ones in ``{{...}}`` (the
+    signatures of the viewed file are pinned, and at half the context some of it is dropped), one row per
+    target token, a summary whose counts match the budget; a bad ``--kv`` value is one line, no traceback."""
+    tasks = dump_tasks(tiny_tasks(), tmp_path / "t.jsonl")
+    root = Path(__file__).resolve().parents[2]
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(root / "scripts" / "kept_map.py"), "--tasks", str(tasks),
+                               "--task", "tiny-next", "--budget", "0.5", "--threads", "1", *extra], cwd=root,
+                              capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(root)})
+
+    proc = run("--kv", "pinned_cap=0.9")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = proc.stdout
+    assert "{{def fetch_with_retry(url, retries=3, backoff=0.5, timeout=10.0):}}" in text and "[[" in text
+    body = text[:text.index("\ntarget ")]
+    assert body.rstrip().endswith("<|im_end|>\n]]".rstrip())  # the context only, its recent window kept
+    outside = re.sub(r"\[\[.*?\]\]|\{\{.*?\}\}", "", body, flags=re.S)
+    assert "return _get(url, timeout=timeout)" in outside  # a body line the budget dropped
+    rows = text[text.index("token | full | compressed"):].splitlines()[1:-1]
+    assert len(rows) >= 3 and all(row.count(" | ") == 2 for row in rows)
+    kept, total = map(int, re.search(r"kept (\d+) of (\d+) slots", text.splitlines()[-1]).groups())
+    assert kept == math.ceil(0.5 * total)
+    bad = run("--kv", "release_by=often")
+    assert bad.returncode != 0 and bad.stderr.strip().startswith("kept_map: release_by:")
+    assert "Traceback" not in bad.stderr
