@@ -82,7 +82,8 @@ def main() -> None:
     for t, a, b in zip(target, full, squeezed):
         print(f"{word(t)} | {word(a)} | {word(b)}" + ("" if a == b else "   <-"))
     hit = [sum(p == t for p, t in zip(pred, target)) / len(target) for pred in (full, squeezed)]
-    print(f"top-1 full {hit[0]:.3f} compressed {hit[1]:.3f}; kept {len(kept)} of {len(pos)} slots, {len(pinned)} pinned")
+    print(f"top-1 full {hit[0]:.3f} compressed {hit[1]:.3f}; "
+          f"kept {len(kept)} of {len(pos)} slots, {len(pinned)} pinned")
 
 
 if __name__ == "__main__":
