@@ -127,6 +127,11 @@ class KVConfig(BaseModel):
     """Which definitions nothing uses yet count as used past the pinned cap (``release_by`` uses): module bindings
     only (globals: a constant is defined to be used, by code not shown yet), or also functions and classes nothing
     calls yet (definitions: the code being written next is what will call them)."""
+    release_few_uses: int = Field(2, ge=1, le=3)
+    """Past the pinned cap (``release_by`` uses), a definition of a ``release_waiting`` kind that the session uses
+    at least once counts as used at least this many times, so the score, not the count, orders those used a little
+    (1: once goes before twice). One use is no sign that a name matters less than two: ``TORCHGEN_ROOT``, used once
+    by ``REPO_ROOT = TORCHGEN_ROOT.parent``, went before every constant used twice, and the next line needed it."""
     release_repeats: Literal["none", "globals", "all"] = "globals"
     """Past the pinned cap, among lines of one use count: release first those that repeat a better scoring pinned
     line (token-set Jaccard >= ``REPEAT_JACCARD``: a table of ``is_x = check('X')`` bindings), so one line of each

@@ -155,6 +155,24 @@ def test_release_waiting_definitions_keeps_functions_nothing_calls_yet_like_cons
     assert "LIMIT_KEY = make_key()" in kept["definitions"] and "OTHER_KEY = make_key()" in kept["definitions"]
 
 
+def test_release_few_uses_ranks_a_definition_used_once_with_one_used_twice(make_engine):
+    """``LIMIT_KEY`` is used once after the view, ``alpha`` twice, ``os`` once. The pinned cap's count: with
+    ``release_few_uses`` 1 the constant (1) goes before the function (2); with 2 both count 2 and the score orders
+    them; the import, not a definition, keeps its 1 and goes first either way; unused definitions wait (3)."""
+    counted = {}
+    for few in (1, 2):
+        eng = _read_view(make_engine, "Fix the stash lookup.", "stash[LIMIT_KEY] = alpha(1)\nalpha(os.sep)\n",
+                         release_few_uses=few)
+        uses = eng.manager.policy._uses(eng.state).tolist()
+        first = {}  # name -> the count on its definition's first slot
+        for i, n in enumerate(eng.table["name"].tolist()):
+            first.setdefault(n, uses[i])
+        counted[few] = {name: first[i] for name, i in eng.state.names.items() if i in first}
+    assert counted[1]["LIMIT_KEY"] == 1 and counted[1]["alpha"] == 2 and counted[1]["os"] == 1
+    assert counted[2]["LIMIT_KEY"] == 2 and counted[2]["alpha"] == 2 and counted[2]["os"] == 1
+    assert counted[1]["OTHER_KEY"] == counted[2]["OTHER_KEY"] == 3 and counted[2]["beta"] == 3
+
+
 def test_uses_bodies_keeps_a_used_definitions_short_body_with_its_header(make_engine):
     """``alpha`` is called three times after the view. With ``release_by="uses"`` its one-line body binds no name and
     goes before every header; with ``uses_bodies`` it counts alpha's uses, so it stays with its header while the

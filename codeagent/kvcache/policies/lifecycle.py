@@ -128,6 +128,7 @@ class Lifecycle:
     release_waiting: Literal["globals", "definitions"] = "definitions"
     release_repeats: Literal["none", "globals", "all"] = "globals"
     release_continuations: bool = True
+    release_few_uses: int = 2
     pin_repeated_uses: bool = True
     pin_module_calls: bool = True
     min_tokens: int = 256
@@ -241,10 +242,12 @@ class Lifecycle:
     def _uses(self, state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
         ``USED``. A definition nothing uses yet counts as used when ``release_waiting`` names its kind (a module
-        binding; with ``definitions`` also a function or class): it is waiting for code not shown yet."""
+        binding; with ``definitions`` also a function or class): it is waiting for code not shown yet. One of that
+        kind used a little counts at least ``release_few_uses`` times."""
         refs = state.refs().clamp(max=USED)
-        waiting = torch.isin(state.table["block_type"], WAITING[self.release_waiting]) & (refs == 0)
-        return torch.where(waiting, USED, refs)
+        kind = torch.isin(state.table["block_type"], WAITING[self.release_waiting])
+        refs = torch.where(kind & (refs > 0), refs.clamp(min=self.release_few_uses), refs)
+        return torch.where(kind & (refs == 0), USED, refs)
 
     def _repeats(self, table: SlotTable, units: list[list[int]], uses: list[int], mean: list[float]) -> list[bool]:
         """Per pinned line: whether it repeats (token-set Jaccard >= REPEAT_JACCARD) a line of the same use count
