@@ -9,7 +9,7 @@ gets a prefill of its own with its settings, so what it changes is measured, not
 The full cache is the snapshot probed without compression. Writes JSON rows and prints a table of
 top-1 and log-prob retention per variant, budget and family.
 
-    PYTHONPATH=. python scripts/bench_variants.py --tasks bench/tasks_styles_subset.jsonl \\
+    PYTHONPATH=. python scripts/bench_variants.py --tasks bench/tasks_check_seed1.jsonl \\
         --variant base: --variant release:pinned_overflow=release_lowest --out bench-out/variants.json
 """
 
@@ -88,9 +88,13 @@ def main() -> None:
             engine.manager = KVManager(configs[name])
             engine.manager.enforce(engine.state, budget=math.ceil(budget * snap.logical), why="bench")
 
+    try:
+        tasks = load_tasks(args.tasks)
+    except InputError as exc:
+        raise SystemExit(f"bench_variants: {exc}") from None
     shared = [n for n, upd in variants.items() if set(upd) <= ENFORCE_KNOBS]
     rows: list[dict] = []
-    for task in load_tasks(args.tasks):
+    for task in tasks:
         t0 = time.perf_counter()
         try:
             got = variant_rows(engine, task, [("full", 1.0)] + [(n, b) for n in shared for b in budgets], apply)

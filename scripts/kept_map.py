@@ -5,8 +5,8 @@ the full cache, brings the cache to the budget with the given ``kv`` settings an
 context with the kept slots in ``[[...]]`` and the pinned ones in ``{{...}}`` (the rest was dropped or merged),
 then per target token the full cache's and the compressed cache's top-1 prediction, then one summary line.
 
-    PYTHONPATH=. python scripts/kept_map.py --tasks bench/tasks_styles_subset.jsonl --task nextraw-0-0001 \\
-        --budget 0.125 --kv release_continuations=false
+    PYTHONPATH=. python scripts/kept_map.py --tasks bench/tasks_check_seed1.jsonl --task nextraw-1-0001 \\
+        --budget 0.125 --kv release_few_uses=1
 """
 
 from __future__ import annotations
@@ -46,12 +46,16 @@ def main() -> None:
 
     from codeagent.bench.runner import bench_kv_config, prefill_context, score_probe
     from codeagent.bench.tasks import load_tasks
+    from codeagent.errors import InputError
     from codeagent.kvcache.config import KVConfig
     from codeagent.kvcache.manager import KVManager
     from codeagent.kvcache.tags import State
     from codeagent.runtime import build_engine, settings_from
 
-    task = next((t for t in load_tasks(args.tasks) if t.id == args.task), None)
+    try:
+        task = next((t for t in load_tasks(args.tasks) if t.id == args.task), None)
+    except InputError as exc:
+        raise SystemExit(f"kept_map: {exc}") from None
     if task is None:
         raise SystemExit(f"kept_map: no task {args.task!r} in {args.tasks}")
     base = bench_kv_config("default")

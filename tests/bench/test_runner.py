@@ -302,7 +302,8 @@ def test_bench_variants_leaves_out_a_task_past_the_model_and_goes_on(tmp_path: P
 def test_kept_map_brackets_what_the_budget_keeps_and_names_a_bad_setting(tmp_path: Path):
     """``scripts/kept_map.py``: the context with kept slots in ``[[...]]`` and pinned ones in ``{{...}}`` (the
     signatures of the viewed file are pinned, and at half the context some of it is dropped), one row per
-    target token, a summary whose counts match the budget; a bad ``--kv`` value is one line, no traceback."""
+    target token, a summary whose counts match the budget; a bad ``--kv`` value or a missing task file is one line,
+    no traceback."""
     tasks = dump_tasks(tiny_tasks(), tmp_path / "t.jsonl")
     root = Path(__file__).resolve().parents[2]
 
@@ -325,4 +326,8 @@ def test_kept_map_brackets_what_the_budget_keeps_and_names_a_bad_setting(tmp_pat
     assert kept == math.ceil(0.5 * total)
     bad = run("--kv", "release_by=often")
     assert bad.returncode != 0 and bad.stderr.strip().startswith("kept_map: release_by:")
-    assert "Traceback" not in bad.stderr
+    missing = subprocess.run([sys.executable, str(root / "scripts" / "kept_map.py"), "--tasks",
+                              str(tmp_path / "no.jsonl"), "--task", "tiny-next"], cwd=root, capture_output=True,
+                             text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(root)})
+    assert missing.returncode != 0 and missing.stderr.strip().startswith("kept_map: task file not found")
+    assert "Traceback" not in bad.stderr + missing.stderr
