@@ -20,6 +20,10 @@ import json
 import math
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codeagent.kvcache.config import KVConfig
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, object]]:
@@ -47,6 +51,17 @@ def parse_variant(text: str) -> tuple[str, dict[str, object]]:
     return name, updates
 
 
+def kv_config(base: KVConfig, updates: dict[str, object], prog: str) -> KVConfig:
+    """``base`` with ``updates`` applied, validated, so "false" is False; a bad value stops the
+    script with one line naming ``prog``, the setting and what is wrong."""
+    from pydantic import ValidationError
+
+    try:
+        return type(base).model_validate({**base.model_dump(), **updates})
+    except ValidationError as exc:
+        raise SystemExit(f"{prog}: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+
+
 ENFORCE_KNOBS = frozenset({
     "structural_weight", "semantic_weight", "temporal_weight", "depth_decay", "boundary_bonus", "recency_halflife",
     "merge_threshold", "keep_fraction", "obs_weight", "proxy_weight", "pinned_cap", "named_cap", "pinned_overflow",
@@ -65,12 +80,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
-    from pydantic import ValidationError
-
     from codeagent.bench.runner import bench_kv_config, variant_rows
     from codeagent.bench.tasks import load_tasks
     from codeagent.errors import InputError
-    from codeagent.kvcache.config import KVConfig
     from codeagent.kvcache.manager import KVManager
     from codeagent.runtime import build_engine, settings_from
 
@@ -78,10 +90,7 @@ def main() -> None:
     budgets = [float(b) for b in args.budgets.split(",")]
     engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
     base = bench_kv_config("default")
-    try:  # validated, so "false" is False and a bad value stops here
-        configs = {n: KVConfig.model_validate({**base.model_dump(), **upd}) for n, upd in variants.items()}
-    except ValidationError as exc:
-        raise SystemExit(f"bench_variants: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+    configs = {n: kv_config(base, upd, "bench_variants") for n, upd in variants.items()}
 
     def apply(name: str, budget: float, snap) -> None:
         if name != "full":

@@ -41,13 +41,12 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
 
-    from bench_variants import parse_variant
-    from pydantic import ValidationError
+    from bench_variants import kv_config, parse_variant
 
+    from codeagent.bench.metrics import top1_accuracy
     from codeagent.bench.runner import bench_kv_config, prefill_context, score_probe
     from codeagent.bench.tasks import load_tasks
     from codeagent.errors import InputError
-    from codeagent.kvcache.config import KVConfig
     from codeagent.kvcache.manager import KVManager
     from codeagent.kvcache.tags import State
     from codeagent.runtime import build_engine, settings_from
@@ -59,10 +58,7 @@ def main() -> None:
     if task is None:
         raise SystemExit(f"kept_map: no task {args.task!r} in {args.tasks}")
     base = bench_kv_config("default")
-    try:  # validated, so "false" is False and a bad value stops here
-        cfg = KVConfig.model_validate({**base.model_dump(), **parse_variant("kv:" + ",".join(args.kv))[1]})
-    except ValidationError as exc:
-        raise SystemExit(f"kept_map: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
+    cfg = kv_config(base, parse_variant("kv:" + ",".join(args.kv))[1], "kept_map")
     engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
     engine.manager = KVManager(base)
     prefill_context(engine, task, lifecycle=True)
@@ -85,7 +81,7 @@ def main() -> None:
     print("token | full | compressed")
     for t, a, b in zip(target, full, squeezed):
         print(f"{word(t)} | {word(a)} | {word(b)}" + ("" if a == b else "   <-"))
-    hit = [sum(p == t for p, t in zip(pred, target)) / len(target) for pred in (full, squeezed)]
+    hit = [top1_accuracy(pred, target) for pred in (full, squeezed)]
     print(f"top-1 full {hit[0]:.3f} compressed {hit[1]:.3f}; "
           f"kept {len(kept)} of {len(pos)} slots, {len(pinned)} pinned")
 

@@ -246,8 +246,7 @@ class Lifecycle:
         kind used a little counts at least ``release_few_uses`` times."""
         refs = state.refs().clamp(max=USED)
         kind = torch.isin(state.table["block_type"], WAITING[self.release_waiting])
-        refs = torch.where(kind & (refs > 0), refs.clamp(min=self.release_few_uses), refs)
-        return torch.where(kind & (refs == 0), USED, refs)
+        return torch.where(kind, torch.where(refs == 0, USED, refs.clamp(min=self.release_few_uses)), refs)
 
     def _repeats(self, table: SlotTable, units: list[list[int]], uses: list[int], mean: list[float]) -> list[bool]:
         """Per pinned line: whether it repeats (token-set Jaccard >= REPEAT_JACCARD) a line of the same use count
