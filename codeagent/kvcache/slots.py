@@ -28,6 +28,7 @@ COLUMNS: dict[str, torch.dtype] = {
     "named": torch.bool,  # part of a definition the issue names (pinned; the named cap may release it)
     "name": torch.long,  # id of the name the token's definition header binds (CacheState.names), -1 for none
     "line": torch.long,  # key of the text of the line the token starts on (uses.line_keys), -1 for none
+    "twin": torch.bool,  # pinned as a line after the twin of the newest lines (twins.twin_rows) until the next enforce
     "cold": torch.int16,  # consecutive cold lifecycle checks
     "last_access": torch.long,  # forward step of the last above-uniform attention
     "hits": torch.float32,  # decayed count of above-uniform attention (access heat)
@@ -234,5 +235,5 @@ class SlotTable:
 _DEFAULTS: dict[str, int | float | bool] = {
     "pos": 0, "token": 0, "seg": -1, "kind": int(SegmentKind.TEXT), "subtask": -1, "block_type": 0,
     "block_id": -1, "depth": 0, "boundary": False, "eol": False, "count": 1.0, "state": int(State.ACTIVE),
-    "protect": False, "named": False, "name": -1, "line": -1, "cold": 0, "last_access": 0, "hits": 0.0,
+    "protect": False, "named": False, "name": -1, "line": -1, "twin": False, "cold": 0, "last_access": 0, "hits": 0.0,
 }

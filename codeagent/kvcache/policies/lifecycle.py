@@ -16,6 +16,7 @@ from codeagent.kvcache.policies.base import NAMED_HEADERS, Apply, Policy, from_s
 from codeagent.kvcache.slots import SlotTable, line_numbers
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
+from codeagent.kvcache.twins import twin_rows
 from codeagent.kvcache.view import CacheView
 from codeagent.protocols import CompressionPlan
 
@@ -131,6 +132,7 @@ class Lifecycle:
     release_few_uses: int = 2
     pin_repeated_uses: bool = True
     pin_module_calls: bool = True
+    pin_twin_lines: int = 0
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -175,6 +177,7 @@ class Lifecycle:
             return
         if self.pin_repeated_uses:
             self._pin_repeated_uses(state)
+        self._pin_twins(state)
         self._cap_pinned(state, budget, apply)
         view = CacheView.of(state)
         lifecycle.mark_evictable(state.table, self.scores(view), len(state.table) - budget)
@@ -239,6 +242,20 @@ class Lifecycle:
             cols["state"][start:row + 1] = int(State.PINNED)
             cols["name"][start:row + 1] = state.names[name]
 
+    def _pin_twins(self, state: CacheState) -> None:
+        """Pin the active slots of the ``pin_twin_lines`` lines after the twin of the newest lines
+        (``twins.twin_rows``), marked ``twin`` for the pinned cap to release last; the lines an earlier call pinned
+        so go back to active first (the newest lines have moved on)."""
+        t, cols = state.table, state.table.cols
+        old = t["twin"]
+        if bool(old.any()):
+            cols["state"][old & (t["state"] == int(State.PINNED))] = int(State.ACTIVE)
+            cols["twin"][old] = False
+        rows = twin_rows(t["line"], t["eol"], state.line_words, self.pin_twin_lines)
+        rows = rows[t["state"][rows] == int(State.ACTIVE)]
+        cols["state"][rows] = int(State.PINNED)
+        cols["twin"][rows] = True
+
     def _uses(self, state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
         ``USED``. A definition nothing uses yet counts as used when ``release_waiting`` names its kind (a module
@@ -284,7 +301,8 @@ class Lifecycle:
         must stay would then be cut by position alone): first release the lines of named definitions past
         ``named_cap`` x budget (``named_tail``), then merge the oldest other pinned ones pairwise, or release whole
         lines to the active state or as evictable (``pinned_overflow``): the lines continuing a header of several
-        first (``release_continuations``), then the least used definitions first (``release_by``)."""
+        first (``release_continuations``), then the least used definitions first (``release_by``), the lines after the
+        newest lines' twin (``pin_twin_lines``) last."""
         t, view = state.table, CacheView.of(state)  # the view reads the table, so it sees the releases below
         is_pinned = t["state"] == int(State.PINNED)
         edges = self.edges(view)
@@ -319,7 +337,8 @@ class Lifecycle:
             mean = [float(scores[u].mean()) for u in units]
             repeats = self._repeats(t, units, uses, mean)
             later = continuations(t, units) if self.release_continuations else [False] * len(units)
-            order = sorted(range(len(units)), key=lambda k: (not later[k], uses[k], not repeats[k], mean[k]))
+            twin = t["twin"][[u[0] for u in units]].tolist()
+            order = sorted(range(len(units)), key=lambda k: (twin[k], not later[k], uses[k], not repeats[k], mean[k]))
             out = []
             for u in (units[k] for k in order):
                 if len(out) >= excess and tight <= 0:
