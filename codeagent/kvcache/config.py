@@ -136,10 +136,11 @@ class KVConfig(BaseModel):
     """Past the pinned cap, among lines of one use count: release first those that repeat a better scoring pinned
     line (token-set Jaccard >= ``REPEAT_JACCARD``: a table of ``is_x = check('X')`` bindings), so one line of each
     shape and the unique ones stay: for module bindings (globals), for every pinned line (all), or not (none)."""
-    pin_twin_lines: int = Field(0, ge=0, le=8)
+    pin_twin_lines: int = Field(3, ge=0, le=8)
     """Past the budget, pin the lines that followed the earlier stretch the newest lines repeat (an override of a
     method shown above, a second branch of a pattern: ``twins.twin_rows``), this many (0: none); the pinned cap
-    releases them last. What followed the twin is what the model copies next."""
+    releases them last, the next enforce unpins them. What followed the twin is what the model copies next
+    (``_join_param_hints(param_hint)`` in the parent's ``format_message`` when an override of it is being written)."""
     release_continuations: bool = True
     """Past the pinned cap, release first the lines that continue a definition header begun on an earlier line
     (the parameters of a ``def f(`` written one per line, its closing ``) -> T:``), in the order ``release_by``

@@ -32,7 +32,7 @@ def twin_rows(line: torch.Tensor, eol: torch.Tensor, words: dict[int, frozenset[
     keyed = starts[line[starts] >= 0]
     keys = line[keyed]
     n = len(keys)
-    if n < WINDOW + 1 + MIN_MATCH:
+    if n < 2 * WINDOW:  # an earlier stretch needs its ``WINDOW`` lines before the newest ``WINDOW``
         return empty
     tail = keys[-WINDOW:].flip(0)  # the newest line first
     informative = torch.tensor([len(words.get(int(k), ())) >= 2 for k in tail.tolist()])

@@ -132,7 +132,7 @@ class Lifecycle:
     release_few_uses: int = 2
     pin_repeated_uses: bool = True
     pin_module_calls: bool = True
-    pin_twin_lines: int = 0
+    pin_twin_lines: int = 3
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
