@@ -26,9 +26,7 @@ def twin_rows(line: torch.Tensor, eol: torch.Tensor, words: dict[int, frozenset[
     if follow <= 0 or line.numel() == 0:
         return empty
     number = line_numbers(eol)
-    first = torch.ones(len(line), dtype=torch.bool)
-    first[1:] = number[1:] != number[:-1]
-    starts = first.nonzero()[:, 0]  # the first slot of every line
+    starts = torch.cat([torch.zeros(1, dtype=torch.long), eol[:-1].nonzero()[:, 0] + 1])  # each line's first slot
     keyed = starts[line[starts] >= 0]
     keys = line[keyed]
     n = len(keys)

@@ -64,7 +64,7 @@ def test_no_twin_without_enough_informative_matches():
     rows, keys, eol, words = _lines(FILLER + FILLER.replace("base", "other"))
     assert twin_rows(keys, eol, words, follow=2).numel() == 0
     for lines in range(0, 18):  # too few lines for a stretch before the newest: none, never an error
-        rows, keys, eol, words = _lines((OVERRIDE * 3)[:sum(len(r) for r in (OVERRIDE * 3).splitlines(True)[:lines])])
+        rows, keys, eol, words = _lines("".join((OVERRIDE * 3).splitlines(True)[:lines]))
         assert twin_rows(keys, eol, words, follow=2).numel() == 0 or lines >= 16
 
 
