@@ -132,6 +132,11 @@ class KVConfig(BaseModel):
     at least once counts as used at least this many times, so the score, not the count, orders those used a little
     (1: once goes before twice). One use is no sign that a name matters less than two: ``TORCHGEN_ROOT``, used once
     by ``REPO_ROOT = TORCHGEN_ROOT.parent``, went before every constant used twice, and the next line needed it."""
+    release_keeps_names: Literal["none", "bindings", "definitions"] = "bindings"
+    """Past the pinned cap, a module binding's line released keeps its name and the token after it
+    (``_ForkingPickler =``) until the rest of every line the release order reaches has gone (bindings), so does a
+    function's or a class's header (definitions: ``def is_tensor_list(``), or none does: the next line can still
+    copy a name whose definition no longer fits (``obj = _ForkingPickler.dumps(obj)``)."""
     release_repeats: Literal["none", "globals", "all"] = "globals"
     """Past the pinned cap, among lines of one use count: release first those that repeat a better scoring pinned
     line (token-set Jaccard >= ``REPEAT_JACCARD``: a table of ``is_x = check('X')`` bindings), so one line of each

@@ -26,7 +26,7 @@ from codeagent.kvcache.named import issue_names, naming_mask
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
-from codeagent.kvcache.uses import count, defined_names, definitions, line_keys, module_calls
+from codeagent.kvcache.uses import count, defined_names, definitions, line_keys, module_calls, spelled
 from codeagent.protocols import Generation, KVStats, TokenCallback, TokenScore
 
 
@@ -207,7 +207,8 @@ class Engine:
 
     def _add_rows(self, ids: list[int], tags: list[TokenTag], kinds: list[SegmentKind], info: SpanInfo,
                   protect: list[bool] | None = None, names: list[str | None] | None = None,
-                  named: list[bool] | None = None, lines: list[int] | None = None) -> None:
+                  named: list[bool] | None = None, lines: list[int] | None = None,
+                  spells: list[bool] | None = None) -> None:
         n = len(ids)
         self.table.extend(
             n,
@@ -224,6 +225,7 @@ class Engine:
             protect=info.pinned if protect is None else torch.tensor(protect, dtype=torch.bool),
             named=False if named is None else torch.tensor(named, dtype=torch.bool),
             name=-1 if names is None else torch.tensor(self.state.name_ids(names), dtype=torch.long),
+            spells=False if spells is None else torch.tensor(spells, dtype=torch.bool),
             line=-1 if lines is None else torch.tensor(lines, dtype=torch.long),
         )
         self.logical += n
@@ -238,12 +240,13 @@ class Engine:
     def append_tokens(self, ids: list[int], tags: list[TokenTag] | None = None, info: SpanInfo | None = None,
                       kinds: list[SegmentKind] | None = None, compress: bool = True,
                       protect: list[bool] | None = None, names: list[str | None] | None = None,
-                      named: list[bool] | None = None, lines: list[int] | None = None) -> int:
+                      named: list[bool] | None = None, lines: list[int] | None = None,
+                      spells: list[bool] | None = None) -> int:
         """Prefill token ids (chunked), tagged, letting the manager make room first; ``protect`` marks single
         tokens to keep verbatim (default: all or none, as ``info.pinned`` says); ``names``: per token, the
         name its definition header binds (``uses.defined_names``); ``named``: per token, whether it belongs to
         a definition the issue names (``named.naming_mask``); ``lines``: per token, its line's key
-        (``uses.line_keys``)."""
+        (``uses.line_keys``); ``spells``: per token, whether it spells its definition's name (``uses.spelled``)."""
         info = info or SpanInfo()
         n = len(ids)
         if n == 0:
@@ -263,7 +266,8 @@ class Engine:
                            None if protect is None else protect[s:s + chunk],
                            None if names is None else names[s:s + chunk],
                            None if named is None else named[s:s + chunk],
-                           None if lines is None else lines[s:s + chunk])
+                           None if lines is None else lines[s:s + chunk],
+                           None if spells is None else spells[s:s + chunk])
             self.manager.pin_rows(self.state, len(part))
             self._forward(part)
         self.segments += 1
@@ -281,9 +285,10 @@ class Engine:
         info = info or SpanInfo()
         ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
-        return self.append_tokens(ids, tags, info, compress=compress, protect=info.protected(offsets),
-                                  names=self._names(text, offsets, tags), named=self._named(text, offsets, tags, info),
-                                  lines=self._lines(text, offsets, tags))
+        names = self._names(text, offsets, tags)
+        return self.append_tokens(ids, tags, info, compress=compress, protect=info.protected(offsets), names=names,
+                                  named=self._named(text, offsets, tags, info), lines=self._lines(text, offsets, tags),
+                                  spells=spelled(text, offsets, names))
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -339,11 +344,13 @@ class Engine:
             """A per-token mask of the body (None: none) over the whole message, the scaffolding False."""
             return None if mask is None else [False] * len(head) + mask + [False] * len(tail)
 
-        names = [None] * len(head) + self._names(content, msg.offsets, body_tags) + [None] * len(tail)
+        body_names = self._names(content, msg.offsets, body_tags)
+        names = [None] * len(head) + body_names + [None] * len(tail)
         lines = [-1] * len(head) + self._lines(content, msg.offsets, body_tags) + [-1] * len(tail)
         return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, names=names, lines=lines,
                                   protect=framed(info.protected(msg.offsets)),
-                                  named=framed(self._named(content, msg.offsets, body_tags, info)))
+                                  named=framed(self._named(content, msg.offsets, body_tags, info)),
+                                  spells=framed(spelled(content, msg.offsets, body_names)))
 
     def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Append the template's generation prompt (e.g. ``<|im_start|>assistant\\n``)."""
@@ -467,7 +474,7 @@ class Engine:
             tags = self.tagger.tag(sub, local, info)
             found = defined_names(sub, local, tags)
             self.state.defs.update(definitions(found))
-            names = self.state.name_ids(found)
+            names, spells = self.state.name_ids(found), spelled(sub, local, found)
             for i, ((a, b), t) in enumerate(zip(offsets, tags)):
                 if not (a >= s and b <= e and b > a):
                     continue
@@ -484,6 +491,7 @@ class Engine:
                 c["boundary"][j] = t.is_boundary
                 c["protect"][j] = info.pinned
                 c["name"][j] = names[i]
+                c["spells"][j] = spells[i]
                 c["eol"][j] = t.ends_line or self._ends_line(gen.token_ids[i])
                 changed += 1
         rows = (pos >= gen.start_position).nonzero()

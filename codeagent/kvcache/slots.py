@@ -27,6 +27,7 @@ COLUMNS: dict[str, torch.dtype] = {
     "protect": torch.bool,  # caller asked to keep it pinned
     "named": torch.bool,  # part of a definition the issue names (pinned; the named cap may release it)
     "name": torch.long,  # id of the name the token's definition header binds (CacheState.names), -1 for none
+    "spells": torch.bool,  # the token spells the name its definition header binds (uses.spelled)
     "line": torch.long,  # key of the text of the line the token starts on (uses.line_keys), -1 for none
     "twin": torch.bool,  # pinned as a line after the twin of the newest lines (twins.twin_rows) until the next enforce
     "cold": torch.int16,  # consecutive cold lifecycle checks
@@ -235,5 +236,6 @@ class SlotTable:
 _DEFAULTS: dict[str, int | float | bool] = {
     "pos": 0, "token": 0, "seg": -1, "kind": int(SegmentKind.TEXT), "subtask": -1, "block_type": 0,
     "block_id": -1, "depth": 0, "boundary": False, "eol": False, "count": 1.0, "state": int(State.ACTIVE),
-    "protect": False, "named": False, "name": -1, "line": -1, "twin": False, "cold": 0, "last_access": 0, "hits": 0.0,
+    "protect": False, "named": False, "name": -1, "spells": False, "line": -1, "twin": False, "cold": 0,
+    "last_access": 0, "hits": 0.0,
 }

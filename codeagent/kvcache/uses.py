@@ -95,6 +95,28 @@ def defined_names(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[
     return out
 
 
+def spelled(text: str, offsets: Sequence[tuple[int, int]], names: Sequence[str | None]) -> list[bool]:
+    """Per token: whether it spells the name its definition binds (``defined_names``): in each run of tokens of one
+    name, those the name's first whole-word occurrence in the run's text overlaps (``LIMIT`` of ``LIMIT = 3``,
+    ``run`` of ``def run(x):``, an imported name itself)."""
+    out = [False] * len(names)
+    i = 0
+    while i < len(names):
+        j = i + 1
+        while j < len(names) and names[j] == names[i]:
+            j += 1
+        name = names[i]
+        if name is not None:
+            start = offsets[i][0]
+            m = re.search(rf"\b{re.escape(name)}\b", text[start:offsets[j - 1][1]])
+            if m:
+                a, b = start + m.start(), start + m.end()
+                for k in range(i, j):
+                    out[k] = offsets[k][0] < b and offsets[k][1] > a
+        i = j
+    return out
+
+
 def definitions(names: Sequence[str | None]) -> Counter[str]:
     """How many definitions of each name per-token ``names`` (``defined_names``) hold: one per run."""
     return Counter(n for i, n in enumerate(names) if n is not None and (i == 0 or names[i - 1] != n))

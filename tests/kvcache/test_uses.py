@@ -13,7 +13,8 @@ from codeagent.kvcache.policies.codecomp import CodeComp
 from codeagent.kvcache.policies.lifecycle import Lifecycle
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, State
-from codeagent.kvcache.uses import count, defined_names, definitions, import_names, line_keys, module_calls
+from codeagent.kvcache.uses import (count, defined_names, definitions, import_names, line_keys, module_calls,
+                                  spelled)
 
 
 def test_import_names_in_several_languages():
@@ -51,6 +52,8 @@ def test_defined_names_mark_headers_and_imported_names_raw_and_in_json():
         assert "def run(x):" in at["run"] and "LIMIT = 3" in at["LIMIT"]
         assert all(n is None for i, n in enumerate(names) if text.startswith("return", i))  # a body binds nothing
         assert definitions(names) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
+        # the tokens spelling each name: the name itself, not the keyword or the value before or after it
+        assert "".join(c for c, on in zip(text, spelled(text, offsets, names)) if on) == "oshelperTLIMITrun"
 
 
 def test_module_calls_are_the_lines_opening_a_module_level_call_raw_and_in_json():
@@ -98,9 +101,12 @@ def gamma(value):
 
 def _read_view(make_engine, issue: str, after: str, **knobs):
     """A default-policy engine (pinned cap 0.6) that read ``issue``, ``VIEW`` and ``after`` as a tool output; the
-    calls in ``after`` are not pinned as uses (``pin_module_calls`` off): the release order alone is measured."""
+    calls in ``after`` are not pinned as uses (``pin_module_calls`` off), and released lines keep no name
+    (``release_keeps_names`` none): the release order alone is measured."""
     knobs.setdefault("pin_module_calls", False)
-    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, pinned_cap=0.6, **knobs)
+    knobs.setdefault("release_keeps_names", "none")
+    knobs.setdefault("pinned_cap", 0.6)
+    eng = make_engine(policy="default", min_tokens=0, sink_tokens=2, recent_tokens=8, **knobs)
     eng.append_message("user", issue, SpanInfo(kind=SegmentKind.ISSUE))
     eng.append_message("user", VIEW, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
     eng.append_message("user", after, SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
@@ -395,3 +401,20 @@ def test_repeated_lines_are_marked_as_comparing_every_pair_would():
         for mode in ("none", "globals", "all"):
             got = Lifecycle(base=CodeComp(), release_repeats=mode)._repeats(table, units, uses, mean)
             assert got == _repeats_by_pairs(table, units, uses, mean, mode)
+
+
+def test_a_released_binding_keeps_its_name_until_the_rest_of_the_lines_go(make_engine):
+    """``OTHER_KEY`` is used once after the view, the functions three times each, ``LIMIT_KEY`` not yet (it waits);
+    the imports are unused. Past the pinned cap the imports go, then ``OTHER_KEY``'s line: with ``release_keeps_names``
+    bindings its name and ``=`` stay (the next line can still write ``OTHER_KEY``), with none nothing of it does."""
+    after = "stash[OTHER_KEY] = 1\n" + "alpha(beta(gamma(1)))\n" * 3
+    kept, spelled = {}, {}
+    for keeps in ("none", "bindings"):
+        eng = _read_view(make_engine, "Fix the stash lookup.", after, release_keeps_names=keeps, pinned_cap=0.75)
+        t = eng.table
+        spelled[keeps] = eng.tok.decode(t["token"][t["spells"]].tolist())
+        kept[keeps] = _pinned_past_the_cap(eng)
+    assert spelled["none"] == spelled["bindings"] == " os sysLIMIT_KEYOTHER_KEY alpha beta gamma"
+    assert "OTHER_KEY" not in kept["none"] and "import os" not in kept["none"]
+    assert "OTHER_KEY =" in kept["bindings"] and "OTHER_KEY = make_key()" not in kept["bindings"]
+    assert "LIMIT_KEY = make_key()" in kept["bindings"] and "def alpha(value):" in kept["bindings"]

@@ -5,6 +5,7 @@ kvpress writes ``DecodingPress(base_press=...)``."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -30,6 +31,8 @@ REPEAT_JACCARD = 0.5
 """``release_repeats``: token-set overlap past which a pinned line repeats another."""
 WAITING = {"globals": torch.tensor([int(BlockType.GLOBAL)], dtype=torch.int8), "definitions": NAMED_HEADERS}
 """``release_waiting``: the block types whose unused definitions count as used."""
+KEEPS_NAMES = {"bindings": torch.tensor([int(BlockType.GLOBAL)], dtype=torch.int8), "definitions": NAMED_HEADERS}
+"""``release_keeps_names``: the block types whose released lines keep their names."""
 
 
 def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) -> list[int]:
@@ -130,6 +133,7 @@ class Lifecycle:
     release_repeats: Literal["none", "globals", "all"] = "globals"
     release_continuations: bool = True
     release_few_uses: int = 2
+    release_keeps_names: Literal["none", "bindings", "definitions"] = "bindings"
     pin_repeated_uses: bool = True
     pin_module_calls: bool = True
     pin_twin_lines: int = 3
@@ -256,6 +260,18 @@ class Lifecycle:
         cols["state"][rows] = int(State.PINNED)
         cols["twin"][rows] = True
 
+    def _name_of(self, table: SlotTable, unit: list[int]) -> list[int]:
+        """The slots of a pinned definition line up to its name and one more (``_Pickler =``, ``def f(``) that the
+        pinned cap releases after the rest of every line it reaches, as ``release_keeps_names`` says; none for a line
+        without the name (an import's line is little more than its names) or one no longer."""
+        if self.release_keeps_names == "none":
+            return []
+        rows = torch.tensor(unit, dtype=torch.long)
+        kinds = KEEPS_NAMES[self.release_keeps_names]
+        at = (table["spells"][rows] & torch.isin(table["block_type"][rows], kinds)).nonzero()[:, 0]
+        end = int(at[-1]) + 2 if at.numel() else len(unit)
+        return unit[:end] if end < len(unit) else []
+
     def _uses(self, state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
         ``USED``. A definition nothing uses yet counts as used when ``release_waiting`` names its kind (a module
@@ -302,7 +318,8 @@ class Lifecycle:
         ``named_cap`` x budget (``named_tail``), then merge the oldest other pinned ones pairwise, or release whole
         lines to the active state or as evictable (``pinned_overflow``): the lines continuing a header of several
         first (``release_continuations``), then the least used definitions first (``release_by``), the lines after the
-        newest lines' twin (``pin_twin_lines``) last."""
+        newest lines' twin (``pin_twin_lines``) last; a released definition line keeps its name until every line the
+        order reaches has gone (``release_keeps_names``)."""
         t, view = state.table, CacheView.of(state)  # the view reads the table, so it sees the releases below
         is_pinned = t["state"] == int(State.PINNED)
         edges = self.edges(view)
@@ -339,12 +356,26 @@ class Lifecycle:
             later = continuations(t, units) if self.release_continuations else [False] * len(units)
             twin = t["twin"][[u[0] for u in units]].tolist()
             order = sorted(range(len(units)), key=lambda k: (twin[k], not later[k], uses[k], not repeats[k], mean[k]))
+
+            def steps() -> Iterator[list[int]]:
+                """What goes, in order: each line but the name it keeps, then those names, then the twin's lines."""
+                names: list[list[int]] = []
+                for k in order:
+                    if twin[k]:
+                        yield from names
+                        names = []
+                        yield units[k]
+                        continue
+                    names.append(self._name_of(t, units[k]))
+                    yield units[k][len(names[-1]):]
+                yield from names
+
             out = []
-            for u in (units[k] for k in order):
+            for rows in steps():
                 if len(out) >= excess and tight <= 0:
                     break
-                out += u
-                tight -= freed(u)
+                out += rows
+                tight -= freed(rows)
             if out:
                 self._release(state, out)
             return
