@@ -98,8 +98,10 @@ def defined_names(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[
 def spelled(text: str, offsets: Sequence[tuple[int, int]], names: Sequence[str | None]) -> list[bool]:
     """Per token: whether it spells the name its definition binds (``defined_names``): in each run of tokens of one
     name, those the name's first whole-word occurrence in the run's text overlaps (``LIMIT`` of ``LIMIT = 3``,
-    ``run`` of ``def run(x):``, an imported name itself)."""
+    ``run`` of ``def run(x):``, an imported name itself). In a JSON string an escape before the name (``\\nLIMIT``)
+    reads as blanks, so ``n`` does not join the name's word."""
     out = [False] * len(names)
+    text = _ESCAPE.sub(lambda m: " " * len(m.group()), text)
     i = 0
     while i < len(names):
         j = i + 1

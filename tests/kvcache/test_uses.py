@@ -54,6 +54,14 @@ def test_defined_names_mark_headers_and_imported_names_raw_and_in_json():
         assert definitions(names) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
         # the tokens spelling each name: the name itself, not the keyword or the value before or after it
         assert "".join(c for c, on in zip(text, spelled(text, offsets, names)) if on) == "oshelperTLIMITrun"
+    # a tokenizer may join an escape's ``n`` with the name after it (``\\n`` + ``LIMIT`` as ``\\`` and ``nL``)
+    text = json.dumps({"path": "a.py", "content": code})
+    starts = [i for i in range(len(text)) if text[i - 2:i] != "\\n"]  # the char after an escape joins its n
+    offsets = list(zip(starts, starts[1:] + [len(text)]))
+    tags = StructureTagger().tag(text, offsets, SpanInfo(kind=SegmentKind.FILE_VIEW, language="python"))
+    names = defined_names(text, offsets, tags)
+    marked = spelled(text, offsets, names)
+    assert "".join(text[a:b] for (a, b), on in zip(offsets, marked) if on) == "oshelperTnLIMITrun"
 
 
 def test_module_calls_are_the_lines_opening_a_module_level_call_raw_and_in_json():
