@@ -261,16 +261,16 @@ class Lifecycle:
         cols["twin"][rows] = True
 
     def _name_of(self, table: SlotTable, unit: list[int]) -> list[int]:
-        """The slots of a pinned definition line up to its name and one more (``_Pickler =``, ``def f(``) that the
-        pinned cap releases after the rest of every line it reaches, as ``release_keeps_names`` says; none for a line
-        without the name (an import's line is little more than its names) or one no longer."""
+        """The slots of a pinned definition line up to its name and one more (``_ForkingPickler =``, ``def f(``) that
+        the pinned cap releases after the rest of every line it reaches, as ``release_keeps_names`` says (all of a line
+        an earlier cap already cut to its name); none for a line without the name (an import's line is little more
+        than its names)."""
         if self.release_keeps_names == "none":
             return []
         rows = torch.tensor(unit, dtype=torch.long)
         kinds = KEEPS_NAMES[self.release_keeps_names]
         at = (table["spells"][rows] & torch.isin(table["block_type"][rows], kinds)).nonzero()[:, 0]
-        end = int(at[-1]) + 2 if at.numel() else len(unit)
-        return unit[:end] if end < len(unit) else []
+        return unit[:int(at[-1]) + 2] if at.numel() else []
 
     def _uses(self, state: CacheState) -> torch.Tensor:
         """Per slot, how used the definition it heads counts for the pinned cap: its references, at most
