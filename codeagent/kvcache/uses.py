@@ -11,6 +11,7 @@ import bisect
 import re
 import zlib
 from collections import Counter
+from itertools import groupby
 from typing import Sequence
 
 from codeagent.kvcache.named import HEADERS, defined_name
@@ -100,21 +101,15 @@ def spelled(text: str, offsets: Sequence[tuple[int, int]], names: Sequence[str |
     name, those the name's first whole-word occurrence in the run's text overlaps (``LIMIT`` of ``LIMIT = 3``,
     ``run`` of ``def run(x):``, an imported name itself). In a JSON string an escape before the name (``\\nLIMIT``)
     reads as blanks, so ``n`` does not join the name's word."""
-    out = [False] * len(names)
     text = _ESCAPE.sub(lambda m: " " * len(m.group()), text)
+    out: list[bool] = []
     i = 0
-    while i < len(names):
-        j = i + 1
-        while j < len(names) and names[j] == names[i]:
-            j += 1
-        name = names[i]
-        if name is not None:
-            start = offsets[i][0]
-            m = re.search(rf"\b{re.escape(name)}\b", text[start:offsets[j - 1][1]])
-            if m:
-                a, b = start + m.start(), start + m.end()
-                for k in range(i, j):
-                    out[k] = offsets[k][0] < b and offsets[k][1] > a
+    for name, run in groupby(names):
+        j = i + sum(1 for _ in run)
+        start = offsets[i][0]
+        m = name and re.search(rf"\b{re.escape(name)}\b", text[start:offsets[j - 1][1]])
+        a, b = (start + m.start(), start + m.end()) if m else (0, 0)
+        out += [s < b and e > a for s, e in offsets[i:j]]
         i = j
     return out
 

@@ -31,7 +31,7 @@ REPEAT_JACCARD = 0.5
 """``release_repeats``: token-set overlap past which a pinned line repeats another."""
 WAITING = {"globals": torch.tensor([int(BlockType.GLOBAL)], dtype=torch.int8), "definitions": NAMED_HEADERS}
 """``release_waiting``: the block types whose unused definitions count as used."""
-KEEPS_NAMES = {"bindings": torch.tensor([int(BlockType.GLOBAL)], dtype=torch.int8), "definitions": NAMED_HEADERS}
+KEEPS_NAMES = {"bindings": WAITING["globals"], "definitions": NAMED_HEADERS}
 """``release_keeps_names``: the block types whose released lines keep their names."""
 
 
