@@ -66,8 +66,8 @@ ENFORCE_KNOBS = frozenset({
     "structural_weight", "semantic_weight", "temporal_weight", "depth_decay", "boundary_bonus", "recency_halflife",
     "merge_threshold", "keep_fraction", "obs_weight", "proxy_weight", "pinned_cap", "named_cap", "pinned_overflow",
     "release_by", "release_waiting", "release_repeats", "release_continuations", "release_few_uses",
-    "release_keeps_names", "pin_repeated_uses", "pin_twin_lines", "pin_module_calls", "sink_tokens", "recent_tokens",
-    "max_merge", "pool_kernel", "unit", "mode", "block_weights", "kind_weights"})
+    "release_keeps_names", "lift_rare_uses", "pin_repeated_uses", "pin_twin_lines", "pin_module_calls", "sink_tokens",
+    "recent_tokens", "max_merge", "pool_kernel", "unit", "mode", "block_weights", "kind_weights"})
 """KV settings read only when the cache is brought to its budget: variants of these share one prefill per task."""
 
 

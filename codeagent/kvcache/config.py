@@ -146,6 +146,11 @@ class KVConfig(BaseModel):
     method shown above, a second branch of a pattern: ``twins.twin_rows``), this many (0: none); the pinned cap
     releases them last, the next enforce unpins them. What followed the twin is what the model copies next
     (``_join_param_hints(param_hint)`` in the parent's ``format_message`` when an override of it is being written)."""
+    lift_rare_uses: int = Field(1, ge=0)
+    """Past the budget, per cached definition the session uses at least once and at most this many times (besides
+    its definitions), its newest use line (code in a body or at module level, not pinned) ranks above every other
+    slot the pins and the recent window leave (``rare_uses``; 0: none). The header says the parameters, the one use
+    says how this code calls it (``_call_if_exists(result, '_setupStdout')``), which the next such call copies."""
     release_continuations: bool = True
     """Past the pinned cap, release first the lines that continue a definition header begun on an earlier line
     (the parameters of a ``def f(`` written one per line, its closing ``) -> T:``), in the order ``release_by``

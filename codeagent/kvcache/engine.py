@@ -309,15 +309,13 @@ class Engine:
         return names
 
     def _lines(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag]) -> list[int]:
-        """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts, the
-        identifiers of a text kept once it repeats or when it opens a module-level call (``uses.module_calls``:
-        ``Lifecycle`` pins a use among those lines)."""
+        """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts, its
+        identifiers kept, and the lines that open a module-level call noted (``uses.module_calls``: ``Lifecycle``
+        pins a use among the lines written twice and those)."""
         keys, counts, words = line_keys(text, offsets)
-        seen = self.state.lines
-        seen.update(counts)
-        module = module_calls(text, offsets, keys, tags)
-        self.state.module_calls |= module
-        self.state.line_words.update((k, w) for k, w in words.items() if seen[k] >= 2 or k in module)
+        self.state.lines.update(counts)
+        self.state.module_calls |= module_calls(text, offsets, keys, tags)
+        self.state.line_words.update(words)
         return keys
 
     def _named(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag], info: SpanInfo

@@ -30,6 +30,7 @@ COLUMNS: dict[str, torch.dtype] = {
     "spells": torch.bool,  # the token spells the name its definition header binds (uses.spelled)
     "line": torch.long,  # key of the text of the line the token starts on (uses.line_keys), -1 for none
     "twin": torch.bool,  # pinned as a line after the twin of the newest lines (twins.twin_rows) until the next enforce
+    "rare": torch.int32,  # rank of its line among the rare uses (rare_uses.rare_use_ranks) until the next enforce
     "cold": torch.int16,  # consecutive cold lifecycle checks
     "last_access": torch.long,  # forward step of the last above-uniform attention
     "hits": torch.float32,  # decayed count of above-uniform attention (access heat)
@@ -236,6 +237,6 @@ class SlotTable:
 _DEFAULTS: dict[str, int | float | bool] = {
     "pos": 0, "token": 0, "seg": -1, "kind": int(SegmentKind.TEXT), "subtask": -1, "block_type": 0,
     "block_id": -1, "depth": 0, "boundary": False, "eol": False, "count": 1.0, "state": int(State.ACTIVE),
-    "protect": False, "named": False, "name": -1, "spells": False, "line": -1, "twin": False, "cold": 0,
+    "protect": False, "named": False, "name": -1, "spells": False, "line": -1, "twin": False, "rare": 0, "cold": 0,
     "last_access": 0, "hits": 0.0,
 }

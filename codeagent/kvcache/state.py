@@ -61,7 +61,7 @@ class CacheState:
     lines: Counter[int] = field(default_factory=Counter)
     """How often the session has appended each line text (the slot table's ``line`` keys)."""
     line_words: dict[int, frozenset[str]] = field(default_factory=dict)
-    """The identifiers of each line key the session has written twice or more, or that opens a module-level call."""
+    """The identifiers of each line key the session has written."""
     module_calls: set[int] = field(default_factory=set)
     """The line keys that open a module-level statement with a call (``uses.module_calls``)."""
 

@@ -14,6 +14,7 @@ import torch
 from codeagent.kvcache import lifecycle
 from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.policies.base import NAMED_HEADERS, Apply, Policy, from_settings, line_units, named_units
+from codeagent.kvcache.rare_uses import rare_use_ranks
 from codeagent.kvcache.slots import SlotTable, line_numbers
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
@@ -33,6 +34,8 @@ WAITING = {"globals": torch.tensor([int(BlockType.GLOBAL)], dtype=torch.int8), "
 """``release_waiting``: the block types whose unused definitions count as used."""
 KEEPS_NAMES = {"bindings": WAITING["globals"], "definitions": NAMED_HEADERS}
 """``release_keeps_names``: the block types whose released lines keep their names."""
+BODY_LINES = torch.tensor(sorted(lifecycle.BODY_BLOCKS), dtype=torch.int8)
+"""``lift_rare_uses``: the block types of the lines that can show a use (code in a body or at module level)."""
 
 
 def _heading_uses(table: SlotTable, units: list[list[int]], refs: torch.Tensor) -> list[int]:
@@ -137,6 +140,7 @@ class Lifecycle:
     pin_repeated_uses: bool = True
     pin_module_calls: bool = True
     pin_twin_lines: int = 3
+    lift_rare_uses: int = 1
     min_tokens: int = 256
     """No commit folding below this many slots. The knobs are documented on ``KVConfig``."""
 
@@ -165,8 +169,13 @@ class Lifecycle:
     def scores(self, view: CacheView) -> torch.Tensor:
         s = self.base.scores(view)
         if self.ranking == "priority":
-            return _by_state(view, STATE_PRIORITY, 0.0) + s
-        return s * _by_state(view, STATE_FACTOR, 1.0)
+            s = _by_state(view, STATE_PRIORITY, 0.0) + s
+        else:
+            s = s * _by_state(view, STATE_FACTOR, 1.0)
+        rare = view.table["rare"]
+        if bool(rare.any()):  # the rare uses' lines above every other slot, in their order (``lift_rare_uses``)
+            s = torch.where(rare > 0, float(s.max()) + 1.0 + rare.to(s.dtype), s)
+        return s
 
     def plan(self, view: CacheView, budget: int) -> CompressionPlan:
         return self.base.select(view, self.scores(view), budget, self.must_keep(view))
@@ -182,7 +191,9 @@ class Lifecycle:
         if self.pin_repeated_uses:
             self._pin_repeated_uses(state)
         self._pin_twins(state)
+        state.table.cols["rare"].zero_()
         self._cap_pinned(state, budget, apply)
+        self._lift_rare_uses(state)
         view = CacheView.of(state)
         lifecycle.mark_evictable(state.table, self.scores(view), len(state.table) - budget)
 
@@ -259,6 +270,19 @@ class Lifecycle:
         rows = rows[t["state"][rows] == int(State.ACTIVE)]
         cols["state"][rows] = int(State.PINNED)
         cols["twin"][rows] = True
+
+    def _lift_rare_uses(self, state: CacheState) -> None:
+        """Rank the newest use line of each cached definition the session uses at least once and at most
+        ``lift_rare_uses`` times (besides its definitions) above every other unpinned slot (``rare_uses``): code in a
+        body or at module level, not a header, in the active state."""
+        t = state.table
+        if not self.lift_rare_uses or not state.names:
+            return
+        refs = state.name_refs()
+        held = set(t["name"][t["name"] >= 0].unique().tolist())
+        rare = {n for n, i in state.names.items() if i in held and 1 <= int(refs[i]) <= self.lift_rare_uses}
+        candidate = (t["state"] == int(State.ACTIVE)) & (t["name"] < 0) & torch.isin(t["block_type"], BODY_LINES)
+        t.cols["rare"][:] = rare_use_ranks(t["line"], candidate, state.line_words, rare)
 
     def _name_of(self, table: SlotTable, unit: list[int]) -> list[int]:
         """The slots of a pinned definition line up to its name and one more (``_ForkingPickler =``, ``def f(``) that
