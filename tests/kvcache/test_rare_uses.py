@@ -6,7 +6,7 @@ import torch
 
 from codeagent.kvcache.rare_uses import rare_use_ranks
 from codeagent.kvcache.tags import SegmentKind, SpanInfo, State
-from codeagent.kvcache.uses import line_keys
+from tests.kvcache.test_twins import line_tokens
 
 HELPERS = '''def _call_if_exists(parent, attr):
     func = getattr(parent, attr, lambda: None)
@@ -29,19 +29,8 @@ METHOD = '''class Suite:
 '''
 
 
-def _keys(text: str) -> tuple[list[str], torch.Tensor, dict[int, frozenset[str]]]:
-    """``text`` as one token per line: the lines, their keys and the keys' identifiers."""
-    rows = text.splitlines(keepends=True)
-    offsets, at = [], 0
-    for r in rows:
-        offsets.append((at, at + len(r)))
-        at += len(r)
-    keys, _counts, words = line_keys(text, offsets)
-    return rows, torch.tensor(keys), words
-
-
 def test_the_newest_use_of_each_rare_name_ranks_newest_first():
-    rows, keys, words = _keys(HELPERS + METHOD + "        size = LIMIT\n")
+    rows, keys, _eol, words = line_tokens(HELPERS + METHOD + "        size = LIMIT\n")
     body = torch.tensor([not r.startswith(("def ", "LIMIT =")) for r in rows])
     ranks = rare_use_ranks(keys, body, words, {"_call_if_exists", "LIMIT"}).tolist()
     got = sorted(((r, rows[i].strip()) for i, r in enumerate(ranks) if r), reverse=True)
@@ -56,7 +45,7 @@ def test_the_newest_use_of_each_rare_name_ranks_newest_first():
 
 
 def test_a_line_using_two_rare_names_ranks_once():
-    rows, keys, words = _keys(HELPERS + "_call_if_exists(LIMIT, 'x')\n" + FILLER)
+    rows, keys, _eol, words = line_tokens(HELPERS + "_call_if_exists(LIMIT, 'x')\n" + FILLER)
     ranks = rare_use_ranks(keys, torch.ones(len(rows), dtype=torch.bool), words, {"_call_if_exists", "LIMIT"})
     assert sorted(set(ranks.tolist())) == [0, 1]
     assert [rows[i].strip() for i in ranks.nonzero()[:, 0].tolist()] == ["_call_if_exists(LIMIT, 'x')"]
@@ -74,7 +63,8 @@ def test_lift_rare_uses_keeps_the_one_call_of_a_helper_past_the_budget(make_engi
         eng.manager.enforce(eng.state, budget=len(eng.table) // 5)
         t = eng.table
         kept[lift] = eng.tok.decode(t["token"].tolist())
-        assert "def _call_if_exists(parent, attr):" in eng.tok.decode(t["token"][t["state"] == int(State.PINNED)].tolist())
+        pinned = eng.tok.decode(t["token"][t["state"] == int(State.PINNED)].tolist())
+        assert "def _call_if_exists(parent, attr):" in pinned
         if lift:
             assert "_call_if_exists(result, '_setupStdout')" in eng.tok.decode(t["token"][t["rare"] > 0].tolist())
             eng.manager.enforce(eng.state, budget=len(eng.table) - 4)

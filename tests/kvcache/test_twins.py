@@ -34,7 +34,7 @@ OVERRIDE = """class Missing(Base):
 """
 
 
-def _lines(text: str) -> tuple[list[str], torch.Tensor, torch.Tensor, dict[int, frozenset[str]]]:
+def line_tokens(text: str) -> tuple[list[str], torch.Tensor, torch.Tensor, dict[int, frozenset[str]]]:
     """``text`` as one token per line: the lines, their keys, end-of-line flags and the keys' identifiers."""
     rows = text.splitlines(keepends=True)
     offsets, at = [], 0
@@ -46,7 +46,7 @@ def _lines(text: str) -> tuple[list[str], torch.Tensor, torch.Tensor, dict[int, 
 
 
 def test_the_lines_after_an_overridden_methods_twin_are_found_from_its_newest_matched_line():
-    rows, keys, eol, words = _lines(BASE + FILLER + OVERRIDE)
+    rows, keys, eol, words = line_tokens(BASE + FILLER + OVERRIDE)
     got = [rows[i].strip() for i in twin_rows(keys, eol, words, follow=2).tolist()]
     # the last line differs (the code being written): the twin's counterpart of it and the line after come back
     assert got == ['return f"bad value: {self.text}"', "joined = join_hints(hint)"]
@@ -55,16 +55,16 @@ def test_the_lines_after_an_overridden_methods_twin_are_found_from_its_newest_ma
 
 
 def test_no_twin_without_enough_informative_matches():
-    rows, keys, eol, words = _lines(BASE + FILLER + OVERRIDE)
+    rows, keys, eol, words = line_tokens(BASE + FILLER + OVERRIDE)
     assert twin_rows(keys, eol, words, follow=0).numel() == 0
     # lines of one identifier (else:, try:, pass) say nothing: a tail matching only those has no twin
     plain = "try:\n    pass\nelse:\n    pass\n"
-    rows, keys, eol, words = _lines(plain + FILLER + plain.replace("try", "while running") + "done = True\n")
+    rows, keys, eol, words = line_tokens(plain + FILLER + plain.replace("try", "while running") + "done = True\n")
     assert twin_rows(keys, eol, words, follow=2).numel() == 0
-    rows, keys, eol, words = _lines(FILLER + FILLER.replace("base", "other"))
+    rows, keys, eol, words = line_tokens(FILLER + FILLER.replace("base", "other"))
     assert twin_rows(keys, eol, words, follow=2).numel() == 0
     for lines in range(0, 18):  # too few lines for a stretch before the newest: none, never an error
-        rows, keys, eol, words = _lines("".join((OVERRIDE * 3).splitlines(True)[:lines]))
+        rows, keys, eol, words = line_tokens("".join((OVERRIDE * 3).splitlines(True)[:lines]))
         assert twin_rows(keys, eol, words, follow=2).numel() == 0 or lines >= 16
 
 
