@@ -13,6 +13,14 @@ from __future__ import annotations
 import torch
 
 
+def newest_rows(line: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The distinct line keys of the ``mask`` slots (ascending) and, per key, its newest such slot."""
+    rows = mask.nonzero()[:, 0]
+    keys, which = torch.unique(line[rows], return_inverse=True)
+    newest = torch.full((len(keys),), -1, dtype=torch.long).scatter_reduce_(0, which, rows, reduce="amax")
+    return keys, newest
+
+
 def rare_use_ranks(line: torch.Tensor, candidate: torch.Tensor, words: dict[int, frozenset[str]],
                    rare: set[str]) -> torch.Tensor:
     """Per slot, the rank of the line it is on among the newest use lines of the ``rare`` names (0: none; higher
@@ -22,20 +30,18 @@ def rare_use_ranks(line: torch.Tensor, candidate: torch.Tensor, words: dict[int,
     out = torch.zeros(len(line), dtype=torch.int32)
     if not rare or not bool(candidate.any()):
         return out
-    rows = (candidate & (line >= 0)).nonzero()[:, 0]
-    first = torch.ones(len(rows), dtype=torch.bool)  # one row per run of a line's slots
-    first[1:] = line[rows[1:]] != line[rows[:-1]]
-    keys: list[int] = []  # line keys in rank order
+    keys, newest = newest_rows(line, candidate & (line >= 0))
+    ranked: list[int] = []  # line keys in rank order
     left = set(rare)
-    for key in line[rows[first]].flip(0).tolist():  # newest first
+    for key in keys[newest.argsort(descending=True)].tolist():  # newest first
         found = left & words.get(key, frozenset())
         if found:
-            keys.append(key)
+            ranked.append(key)
             left -= found
         if not left:
             break
-    if keys:
-        ordered, first_at = torch.tensor(keys, dtype=line.dtype).sort()  # first_at: each sorted key's rank order
+    if ranked:
+        ordered, first_at = torch.tensor(ranked, dtype=line.dtype).sort()  # first_at: each sorted key's rank order
         hit = candidate & torch.isin(line, ordered)
-        out[hit] = (len(keys) - first_at[torch.searchsorted(ordered, line[hit])]).to(out.dtype)
+        out[hit] = (len(ranked) - first_at[torch.searchsorted(ordered, line[hit])]).to(out.dtype)
     return out

@@ -14,7 +14,7 @@ import torch
 from codeagent.kvcache import lifecycle
 from codeagent.kvcache.config import KVConfig
 from codeagent.kvcache.policies.base import NAMED_HEADERS, Apply, Policy, from_settings, line_units, named_units
-from codeagent.kvcache.rare_uses import rare_use_ranks
+from codeagent.kvcache.rare_uses import newest_rows, rare_use_ranks
 from codeagent.kvcache.slots import SlotTable, line_numbers
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import BlockType, SegmentKind, State
@@ -233,9 +233,7 @@ class Lifecycle:
         if not state.names or not bool(active.any()):
             return
         held = set(line[t["state"] == int(State.PINNED)].tolist())
-        keys, last = torch.unique(line[active], return_inverse=True)
-        rows = active.nonzero()[:, 0]
-        newest = torch.full((len(keys),), -1, dtype=torch.long).scatter_reduce_(0, last, rows, reduce="amax")
+        keys, newest = newest_rows(line, active)
         best: dict[str, tuple[int, int]] = {}  # name -> (newest row, key) of its newest repeated use line
         for key, row in zip(keys.tolist(), newest.tolist()):
             repeated = state.lines[key] >= 2 or (self.pin_module_calls and key in state.module_calls)
