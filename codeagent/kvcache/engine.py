@@ -305,7 +305,7 @@ class Engine:
         header binds."""
         names = defined_names(text, offsets, tags)
         self.state.uses.update(count(text))
-        self.state.defs.update(definitions(names))
+        self.state.defs.update(definitions(names, tags))
         return names
 
     def _lines(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag]) -> list[int]:
@@ -471,7 +471,7 @@ class Engine:
             local = [(max(a - s, 0), max(min(b, e) - s, 0)) for a, b in offsets]
             tags = self.tagger.tag(sub, local, info)
             found = defined_names(sub, local, tags)
-            self.state.defs.update(definitions(found))
+            self.state.defs.update(definitions(found, tags))
             names, spells = self.state.name_ids(found), spelled(sub, local, found)
             for i, ((a, b), t) in enumerate(zip(offsets, tags)):
                 if not (a >= s and b <= e and b > a):

@@ -114,9 +114,11 @@ def spelled(text: str, offsets: Sequence[tuple[int, int]], names: Sequence[str |
     return out
 
 
-def definitions(names: Sequence[str | None]) -> Counter[str]:
-    """How many definitions of each name per-token ``names`` (``defined_names``) hold: one per run."""
-    return Counter(n for i, n in enumerate(names) if n is not None and (i == 0 or names[i - 1] != n))
+def definitions(names: Sequence[str | None], tags: Sequence[TokenTag]) -> Counter[str]:
+    """How many definitions of each name per-token ``names`` (``defined_names``) hold: one per header block
+    (``tags``), however many runs its tokens make (a numbered view's line numbers split a header written over
+    several lines into one run per line)."""
+    return Counter(n for _, n in dict.fromkeys((t.block_id, n) for n, t in zip(names, tags) if n is not None))
 
 
 def line_keys(text: str, offsets: Sequence[tuple[int, int]]

@@ -51,7 +51,7 @@ def test_defined_names_mark_headers_and_imported_names_raw_and_in_json():
         assert at["os"] == "os" and at["T"] == "T"  # an import marks the names it binds, not the module path
         assert "def run(x):" in at["run"] and "LIMIT = 3" in at["LIMIT"]
         assert all(n is None for i, n in enumerate(names) if text.startswith("return", i))  # a body binds nothing
-        assert definitions(names) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
+        assert definitions(names, tags) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
         # the tokens spelling each name: the name itself, not the keyword or the value before or after it
         assert "".join(c for c, on in zip(text, spelled(text, offsets, names)) if on) == "oshelperTLIMITrun"
     # a tokenizer may join an escape's ``n`` with the name after it (``\\n`` + ``LIMIT`` as ``\\`` and ``nL``)
@@ -62,6 +62,19 @@ def test_defined_names_mark_headers_and_imported_names_raw_and_in_json():
     names = defined_names(text, offsets, tags)
     marked = spelled(text, offsets, names)
     assert "".join(text[a:b] for (a, b), on in zip(offsets, marked) if on) == "oshelperTnLIMITrun"
+
+
+def test_a_header_over_several_numbered_lines_counts_one_definition():
+    """In a ``cat -n`` view the line numbers split a header written over several lines into one run of tokens per
+    line; it is still one definition, else its uses besides the definitions would count none."""
+    code = "import collections\n\n\ndef run(\n    x,\n    y,\n) -> None:\n    collections.deque(x)\n"
+    text = "".join(f"{i:>6}\t{line}\n" for i, line in enumerate(code.splitlines(), 1))
+    offsets = _chars(text)
+    tags = StructureTagger().tag(text, offsets, SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+    names = defined_names(text, offsets, tags)
+    runs = sum(1 for i, n in enumerate(names) if n == "run" and names[i - 1] != n)
+    assert runs > 1  # the case this guards: the numbers break the header's tokens apart
+    assert definitions(names, tags) == {"collections": 1, "run": 1}
 
 
 def test_module_calls_are_the_lines_opening_a_module_level_call_raw_and_in_json():
@@ -85,6 +98,17 @@ def test_a_name_defined_twice_is_referenced_only_by_its_other_uses(make_engine):
     assert eng.state.defs["__init__"] == 2 and eng.state.defs["A"] == 1
     refs = eng.state.name_refs()
     assert int(refs[eng.state.names["__init__"]]) == 0 and int(refs[eng.state.names["A"]]) == 1
+
+
+def test_a_numbered_view_counts_the_one_use_of_a_header_written_over_several_lines(make_engine):
+    """A ``cat -n`` view of a binding written over three lines and read once: one definition, one reference (the
+    line numbers split the header into three runs, which once counted three definitions and no reference)."""
+    eng = make_engine(policy="default")
+    code = "QUEUE: list[\n    int\n] = []\n\n\ndef push(x):\n    QUEUE.append(x)\n"
+    view = "".join(f"{i:>6}\t{line}\n" for i, line in enumerate(code.splitlines(), 1))
+    eng.append_message("tool", view, SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+    assert eng.state.defs["QUEUE"] == 1
+    assert int(eng.state.name_refs()[eng.state.names["QUEUE"]]) == 1
 
 
 VIEW = """import os
