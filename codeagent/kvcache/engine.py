@@ -26,7 +26,7 @@ from codeagent.kvcache.named import issue_names, naming_mask
 from codeagent.kvcache.slots import SlotTable
 from codeagent.kvcache.state import CacheState
 from codeagent.kvcache.tags import NO_TAG, SegmentKind, SpanInfo, TokenTag
-from codeagent.kvcache.uses import count, defined_names, definitions, line_keys, module_calls, spelled
+from codeagent.kvcache.uses import bindings, count, line_keys, module_calls
 from codeagent.protocols import Generation, KVStats, TokenCallback, TokenScore
 
 
@@ -285,10 +285,10 @@ class Engine:
         info = info or SpanInfo()
         ids, offsets = self._encode(text, content=True)
         tags = self.tagger.tag(text, offsets, info) if ids else []
-        names = self._names(text, offsets, tags)
+        names, spells = self._names(text, offsets, tags)
         return self.append_tokens(ids, tags, info, compress=compress, protect=info.protected(offsets), names=names,
                                   named=self._named(text, offsets, tags, info), lines=self._lines(text, offsets, tags),
-                                  spells=spelled(text, offsets, names))
+                                  spells=spells)
 
     def encode_message(self, role: str, content: str, first: bool | None = None) -> MessageTokens:
         """Tokenize one chat message exactly as ``append_message`` would: the template's head and tail
@@ -300,13 +300,14 @@ class Engine:
         tail, _ = self._encode(piece.text[piece.end:])
         return MessageTokens(head, body, offsets, tail)
 
-    def _names(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag]) -> list[str | None]:
+    def _names(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag]
+               ) -> tuple[list[str | None], list[bool]]:
         """Count the identifiers ``text`` uses and the definitions it holds; per token, the name its definition
-        header binds."""
-        names = defined_names(text, offsets, tags)
+        header binds and whether it spells it (``uses.bindings``)."""
+        names, defs, spells = bindings(text, offsets, tags)
         self.state.uses.update(count(text))
-        self.state.defs.update(definitions(names, tags))
-        return names
+        self.state.defs.update(defs)
+        return names, spells
 
     def _lines(self, text: str, offsets: list[tuple[int, int]], tags: list[TokenTag]) -> list[int]:
         """Per token, its line's key (``uses.line_keys``); each line counted in the session's line texts, its
@@ -342,13 +343,13 @@ class Engine:
             """A per-token mask of the body (None: none) over the whole message, the scaffolding False."""
             return None if mask is None else [False] * len(head) + mask + [False] * len(tail)
 
-        body_names = self._names(content, msg.offsets, body_tags)
+        body_names, body_spells = self._names(content, msg.offsets, body_tags)
         names = [None] * len(head) + body_names + [None] * len(tail)
         lines = [-1] * len(head) + self._lines(content, msg.offsets, body_tags) + [-1] * len(tail)
         return self.append_tokens(ids, tags, info, kinds=kinds, compress=compress, names=names, lines=lines,
                                   protect=framed(info.protected(msg.offsets)),
                                   named=framed(self._named(content, msg.offsets, body_tags, info)),
-                                  spells=framed(spelled(content, msg.offsets, body_names)))
+                                  spells=framed(body_spells))
 
     def start_assistant(self, info: SpanInfo | None = None, compress: bool = True) -> int:
         """Append the template's generation prompt (e.g. ``<|im_start|>assistant\\n``)."""
@@ -470,9 +471,9 @@ class Engine:
             sub = full[s:e]
             local = [(max(a - s, 0), max(min(b, e) - s, 0)) for a, b in offsets]
             tags = self.tagger.tag(sub, local, info)
-            found = defined_names(sub, local, tags)
-            self.state.defs.update(definitions(found, tags))
-            names, spells = self.state.name_ids(found), spelled(sub, local, found)
+            found, defs, spells = bindings(sub, local, tags)
+            self.state.defs.update(defs)
+            names = self.state.name_ids(found)
             for i, ((a, b), t) in enumerate(zip(offsets, tags)):
                 if not (a >= s and b <= e and b > a):
                     continue

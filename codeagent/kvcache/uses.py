@@ -121,6 +121,14 @@ def definitions(names: Sequence[str | None], tags: Sequence[TokenTag]) -> Counte
     return Counter(n for _, n in dict.fromkeys((t.block_id, n) for n, t in zip(names, tags) if n is not None))
 
 
+def bindings(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[TokenTag]
+             ) -> tuple[list[str | None], Counter[str], list[bool]]:
+    """What the definition headers in ``text`` bind: per token the name (``defined_names``), the definitions per
+    name (``definitions``) and per token whether it spells its name (``spelled``)."""
+    names = defined_names(text, offsets, tags)
+    return names, definitions(names, tags), spelled(text, offsets, names)
+
+
 def line_keys(text: str, offsets: Sequence[tuple[int, int]]
               ) -> tuple[list[int], Counter[int], dict[int, frozenset[str]]]:
     """Per token: the key of the stripped text of the line it starts on (one text, one key; a line ends at a

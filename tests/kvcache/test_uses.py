@@ -13,8 +13,8 @@ from codeagent.kvcache.policies.codecomp import CodeComp
 from codeagent.kvcache.policies.lifecycle import Lifecycle
 from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, State
-from codeagent.kvcache.uses import (count, defined_names, definitions, import_names, line_keys, module_calls,
-                                  spelled)
+from codeagent.kvcache.uses import (bindings, count, defined_names, definitions, import_names, line_keys,
+                                  module_calls, spelled)
 
 
 def test_import_names_in_several_languages():
@@ -54,6 +54,7 @@ def test_defined_names_mark_headers_and_imported_names_raw_and_in_json():
         assert definitions(names, tags) == {"os": 1, "helper": 1, "T": 1, "LIMIT": 1, "run": 1}
         # the tokens spelling each name: the name itself, not the keyword or the value before or after it
         assert "".join(c for c, on in zip(text, spelled(text, offsets, names)) if on) == "oshelperTLIMITrun"
+        assert bindings(text, offsets, tags) == (names, definitions(names, tags), spelled(text, offsets, names))
     # a tokenizer may join an escape's ``n`` with the name after it (``\\n`` + ``LIMIT`` as ``\\`` and ``nL``)
     text = json.dumps({"path": "a.py", "content": code})
     starts = [i for i in range(len(text)) if text[i - 2:i] != "\\n"]  # the char after an escape joins its n
