@@ -71,10 +71,10 @@ class CacheState:
 
     def name_refs(self) -> torch.Tensor:
         """References to each registered name by id: its uses besides its definitions."""
-        out = torch.zeros(len(self.names), dtype=torch.long)
+        out = [0] * len(self.names)
         for name, i in self.names.items():
             out[i] = max(self.uses[name] - self.defs[name], 0)
-        return out
+        return torch.tensor(out, dtype=torch.long)
 
     def refs(self) -> torch.Tensor:
         """Per slot: how often the session uses the name its definition header binds, besides its definitions

@@ -276,9 +276,9 @@ class Lifecycle:
         t = state.table
         if not self.lift_rare_uses or not state.names:
             return
-        refs = state.name_refs()
+        refs = state.name_refs().tolist()
         held = set(t["name"][t["name"] >= 0].unique().tolist())
-        rare = {n for n, i in state.names.items() if i in held and 1 <= int(refs[i]) <= self.lift_rare_uses}
+        rare = {n for n, i in state.names.items() if i in held and 1 <= refs[i] <= self.lift_rare_uses}
         candidate = (t["state"] == int(State.ACTIVE)) & (t["name"] < 0) & torch.isin(t["block_type"], BODY_LINES)
         t.cols["rare"][:] = rare_use_ranks(t["line"], candidate, state.line_words, rare)
 
