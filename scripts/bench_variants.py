@@ -9,7 +9,7 @@ gets a prefill of its own with its settings, so what it changes is measured, not
 The full cache is the snapshot probed without compression. Writes JSON rows and prints a table of
 top-1 and log-prob retention per variant, budget and family.
 
-    PYTHONPATH=. python scripts/bench_variants.py --tasks bench/tasks_check_seed1.jsonl \\
+    PYTHONPATH=. python scripts/bench_variants.py --tasks bench/tasks_check_seed1.jsonl [--model qwen-coder-0.5b] \\
         --variant base: --variant release:pinned_overflow=release_lowest --out bench-out/variants.json
 """
 
@@ -77,6 +77,7 @@ def main() -> None:
     ap.add_argument("--variant", action="append", required=True, help="name:key=value,...")
     ap.add_argument("--budgets", default="0.25,0.125")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--model", default="smollm2", help="embedded model name, HF model dir or .gguf file")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
 
@@ -88,7 +89,7 @@ def main() -> None:
 
     variants = dict(parse_variant(v) for v in args.variant)
     budgets = [float(b) for b in args.budgets.split(",")]
-    engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], "smollm2"))
+    engine = build_engine(settings_from(None, [f"model.threads={args.threads}"], args.model))
     base = bench_kv_config("default")
     configs = {n: kv_config(base, upd, "bench_variants") for n, upd in variants.items()}
 
