@@ -18,6 +18,7 @@ from typing import Any, Iterable, Sequence
 from pydantic import ValidationError
 from rich.table import Table
 
+from codeagent.bench import compare
 from codeagent.bench.metrics import LOGPROB_METRICS, RATIO_METRICS, Row, retention
 from codeagent.errors import InputError
 
@@ -152,6 +153,8 @@ def _group_summary(family: str, method: str, budget: float, group: Sequence[Row]
             out[f"ret_{m}"] = None
             continue
         out[f"ret_{m}"] = retention(_mean(a for a, _ in pairs), _mean(b for _, b in pairs), logprob=m in LOGPROB_METRICS)
+        if m == "top1":
+            out["ret_top1_ci"] = None if method == FULL else compare.interval(pairs, compare.retention)
     return out
 
 
@@ -159,7 +162,8 @@ def summarise(rows: Sequence[Row]) -> list[dict[str, Any]]:
     """Means per family x method x budget (and per method x budget over ``all`` tasks), with retention.
 
     Retention columns are ``ret_<metric>``: the method's mean over the tasks that also have a
-    full-cache value, relative to the full cache's mean over those same tasks.
+    full-cache value, relative to the full cache's mean over those same tasks; ``ret_top1_ci`` is the
+    top-1 retention's paired bootstrap interval over those tasks (``codeagent.bench.compare``).
     """
     full = _full_rows(rows)
     families = list(dict.fromkeys(r.family for r in rows))
@@ -248,6 +252,8 @@ def write_summary_json(summary: Sequence[dict[str, Any]], path: str | Path) -> P
 def _fmt(value: Any, digits: int = 3) -> str:
     if value is None:
         return "–"
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_fmt(v, digits) for v in value) + "]"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
@@ -256,8 +262,8 @@ def _fmt(value: Any, digits: int = 3) -> str:
 _COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("method", "method", 0), ("budget", "budget", 3), ("n", "n", 0),
     ("top1", "top-1", 3), ("exact", "exact", 3), ("edit_sim", "edit sim", 3), ("mean_logprob", "log-prob", 3),
-    ("ret_top1", "ret top-1", 3), ("ret_exact", "ret exact", 3), ("ret_edit_sim", "ret edit", 3),
-    ("ret_mean_logprob", "ret log-prob", 3), ("kv_mb", "KV MB", 1), ("n_errors", "errors", 0),
+    ("ret_top1", "ret top-1", 3), ("ret_top1_ci", "interval", 2), ("ret_exact", "ret exact", 3),
+    ("ret_edit_sim", "ret edit", 3), ("ret_mean_logprob", "ret log-prob", 3), ("kv_mb", "KV MB", 1), ("n_errors", "errors", 0),
 )
 
 
@@ -267,15 +273,17 @@ def _cells(s: dict[str, Any]) -> list[str]:
 
 
 def write_markdown(summary: Sequence[dict[str, Any]], path: str | Path, commands: Sequence[str],
-                   by_style: Sequence[dict[str, Any]] = ()) -> Path:
+                   by_style: Sequence[dict[str, Any]] = (), compared: Sequence[str] = ()) -> Path:
     """A markdown report: one table per family, then ``all``, the per-style breakdown when the
-    tasks come in several styles, then the commands to reproduce it."""
+    tasks come in several styles, the ``compared`` lines (``compare.compare_markdown``), then the
+    commands to reproduce it."""
     lines = [
         "# codeagent bench results",
         "",
         "Means per method and budget (fraction of context tokens kept). Retention (`ret`) is the "
         "method's mean over the full-cache mean on the same tasks; for log-probs it is "
-        "exp(mean log-prob − full mean log-prob), the ratio of per-token geometric-mean probabilities.",
+        "exp(mean log-prob − full mean log-prob), the ratio of per-token geometric-mean probabilities. "
+        f"`interval`: the {compare.LEVEL:.0%} paired bootstrap interval of the top-1 retention over the tasks.",
     ]
     families = list(dict.fromkeys(s["family"] for s in summary))
     families.sort(key=lambda f: f == ALL)
@@ -285,6 +293,7 @@ def write_markdown(summary: Sequence[dict[str, Any]], path: str | Path, commands
                   "|" + "|".join("---" if i == 0 else "---:" for i in range(len(_COLUMNS))) + "|"]
         lines += ["| " + " | ".join(_cells(s)) + " |" for s in part]
     lines += style_markdown(by_style)
+    lines += compared
     lines += ["", "## Reproduce", "", "```bash", *commands, "```", ""]
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -385,19 +394,26 @@ def plot_speed(speed_rows: Sequence[dict[str, Any]], path: str | Path) -> Path:
 def write_reports(rows: Sequence[Row], out: str | Path, commands: Sequence[str],
                   speed_rows: Sequence[dict[str, Any]] | None = None) -> dict[str, Path]:
     """Every report file into ``out``: rows.jsonl, rows.csv, summary.json, summary.md, retention.png
-    (and speed.png with speed rows). Returns them by name."""
+    (and speed.png with speed rows; compare.json when the rows hold a press or several styles with
+    the own one). Returns them by name."""
     d = Path(out)
     summary = summarise(rows)
     by_style = style_summary(rows)
+    leads, gaps = compare.press_leads(rows), compare.style_gaps(rows)
     files = {
         "rows_jsonl": write_rows_jsonl(rows, d / "rows.jsonl"),
         "rows_csv": write_csv(rows, d / "rows.csv"),
         "summary_json": write_summary_json(summary, d / "summary.json"),
-        "summary_md": write_markdown(summary, d / "summary.md", commands, by_style),
+        "summary_md": write_markdown(summary, d / "summary.md", commands, by_style,
+                                     compare.compare_markdown(leads, gaps)),
         "retention_png": plot_retention(summary, d / "retention.png"),
     }
     if by_style:
         files["by_style_json"] = write_summary_json(by_style, d / "summary_by_style.json")
+    if leads or gaps:
+        p = d / "compare.json"
+        p.write_text(json.dumps({"press_leads": leads, "style_gaps": gaps}, indent=1) + "\n")
+        files["compare_json"] = p
     if speed_rows:
         files["speed_png"] = plot_speed(speed_rows, d / "speed.png")
     return files
