@@ -37,7 +37,10 @@ succeeded)`` / ``Code output:``), ``agentless`` (a pipeline's ``--- BEGIN FILE -
 ``...`` for lines left out), ``opencode`` (JSON ``read`` calls, files as ``00012| code`` inside ``<file>`` tags).
 Round 33: ``roo`` (Roo-Code-like XML tool use, files as ``N | code`` inside ``<content lines="a-b">``), ``rgjson``
 (views as ripgrep's JSON rows), ``deepseekraw`` (DeepSeek's template rendered by the client: results glued to its
-tokens), ``vimscreen`` (files read in ``vim -R``: ``~`` rows and vim's status line under them).
+tokens), ``vimscreen`` (files read in ``vim -R``: ``~`` rows and vim's status line under them). Round 49: ``batgrid``
+(``bat``'s default full style without colours: ``File:`` header, numbers before a ``│`` gutter), ``lspjson`` (an
+editor agent's JSON-RPC: ``workspace/readFile`` with an LSP range, the lines as one escaped string), ``xmldocs`` (no
+tools: files pasted as ``<documents>``/``<document_content>`` elements).
 
     PYTHONPATH=. python scripts/heldout_styles.py OUT.jsonl SEED N FAMILIES STYLES [MIN-MAX own tokens]
     PYTHONPATH=. python scripts/heldout_styles.py nl.jsonl 41 2 next_line hermes,smol,goose
@@ -65,6 +68,8 @@ tokens), ``vimscreen`` (files read in ``vim -R``: ``~`` rows and vim's status li
         autogen,agentless,opencode,own
     PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 163 1 next_line,next_line_raw,signature_recall,session \
         roo,rgjson,deepseekraw,vimscreen,own
+    PYTHONPATH=. python scripts/heldout_styles.py h.jsonl 743 3 next_line,next_line_raw,signature_recall \
+        batgrid,lspjson,xmldocs,own 1000-2600
 """
 
 from __future__ import annotations
@@ -1397,6 +1402,93 @@ class VimScreen(S.Style):
             self.add("user", "tool_output", "dev@box:~/repo$ ", sub)
 
 
+class BatGrid(S.Style):
+    """An agent that reads files with ``bat`` in its default full style and no colours: a ``File:`` header between
+    box-drawn rules, each line after its number and a ``│`` gutter; edits sent as ``apply_patch`` heredocs."""
+    system = ("You are a careful coding agent in a terminal. Run one shell command per turn in a ```bash block. "
+              "Read files with `bat -r START:END PATH`; edit with apply_patch; run the tests before you stop.")
+    RULE = "─" * 7
+
+    def view(self, path, start, end, content, sub):
+        self.add("assistant", "text", f"Let me read the file.\n```bash\nbat -r {start}:{end} {path}\n```", sub)
+        wide = "─" * 60
+        body = S._numbered(content, start, "{n:>4}   │ {line}")
+        self.add("user", "tool_output", f"{self.RULE}┬{wide}\n       │ File: {path}\n{self.RULE}┼{wide}\n{body}\n"
+                 f"{self.RULE}┴{wide}", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"```bash\n{command}\n```", sub)
+        self.add("user", "tool_output", log, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"```bash\napply_patch <<'PATCH'\n*** Update File: {path}\n{code}\nPATCH\n```",
+                 sub)
+        if result is not None:
+            self.add("user", "tool_output", f"Done! M {path}", sub)
+
+
+class LspJson(S.Style):
+    """An editor-embedded agent speaking JSON-RPC: a view is a ``workspace/readFile`` request with a zero-based LSP
+    range, its response holds the lines as one escaped ``text`` string; commands run through ``terminal/run``."""
+    system = ("You are an assistant embedded in the editor. Request what you need as JSON-RPC 2.0 messages, one per "
+              "turn: workspace/readFile {uri, range}, terminal/run {command}, workspace/applyEdit {uri, newText}.")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.id = 0
+
+    def _call(self, method, params, sub):
+        self.id += 1
+        self.add("assistant", "tool_call", json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method,
+                                                       "params": params}), sub)
+
+    def _result(self, result, sub):
+        self.add("tool", "tool_output", json.dumps({"jsonrpc": "2.0", "id": self.id, "result": result}), sub)
+
+    def view(self, path, start, end, content, sub):
+        rng = {"start": {"line": start - 1, "character": 0}, "end": {"line": end, "character": 0}}
+        self._call("workspace/readFile", {"uri": f"file:///workspace/{path}", "range": rng}, sub)
+        self._result({"uri": f"file:///workspace/{path}", "languageId": "python", "range": rng,
+                      "text": content + "\n"}, sub)
+
+    def run(self, command, log, sub):
+        self._call("terminal/run", {"command": command, "cwd": "file:///workspace"}, sub)
+        self._result({"exitCode": 1 if "failed" in log or "Error" in log else 0, "output": log}, sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self._call("workspace/applyEdit", {"uri": f"file:///workspace/{path}", "newText": code}, sub)
+        if result is not None:
+            self._result({"applied": True}, sub)
+
+
+class XmlDocs(S.Style):
+    """A long-context chat with no tools: the assistant asks for code in prose and the user pastes it as
+    Anthropic-style ``<documents>``/``<document>`` elements (``<source>`` the path, ``<document_content>`` the raw
+    lines); command output comes back in ``<output>`` tags."""
+    system = ("You are a senior engineer pairing with the user over chat. You cannot run anything yourself: ask the "
+              "user for the files and command output you need, and answer with code the user can paste.")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index = 0
+
+    def view(self, path, start, end, content, sub):
+        self.index += 1
+        self.add("assistant", "text", f"Could you paste lines {start}-{end} of `{path}`?", sub)
+        self.add("user", "text", f'<documents>\n<document index="{self.index}">\n<source>{path}</source>\n'
+                 f"<document_content>\n{content}\n</document_content>\n</document>\n</documents>", sub)
+
+    def run(self, command, log, sub):
+        self.add("assistant", "text", f"Please run `{command}` and paste what it prints.", sub)
+        self.add("user", "text", f"<output>\n{log}\n</output>", sub)
+
+    def edit(self, path, lang, code, result, sub):
+        self.add("assistant", "text", f"Replace the definition in `{path}` with:\n\n```{lang or 'python'}\n{code}\n```",
+                 sub)
+        if result is not None:
+            self.add("user", "text", "Pasted it in.", sub)
+
+
 S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=RepoMap, xmlcalls=XmlCalls,
                   react=React, interp=Interp, powershell=PowerShell,
                   terminus=Terminus, org=Org, html=Html, winterm=WinTerm, zsh=ZshMac,
@@ -1408,7 +1500,8 @@ S.RENDERERS.update(hermes=Hermes, smol=Smol, goose=Goose, grep=Grep, repomap=Rep
                   ansi=Ansi, mdindent=MdIndent, pdb=Pdb,
                   moatless=Moatless, acr=Acr, gemini=GeminiCli, continuedev=Continue,
                   autogen=AutoGen, agentless=Agentless, opencode=OpenCode,
-                  roo=Roo, rgjson=RgJson, deepseekraw=DeepSeekRaw, vimscreen=VimScreen)
+                  roo=Roo, rgjson=RgJson, deepseekraw=DeepSeekRaw, vimscreen=VimScreen,
+                  batgrid=BatGrid, lspjson=LspJson, xmldocs=XmlDocs)
 S.STYLES = ("own", *S.RENDERERS)
 
 if __name__ == "__main__":

@@ -279,12 +279,17 @@ _PADDED = re.compile(r"([^\w\s])\1\1$|\[\s*\d+%\]$")
 progress column (``[100%]``)."""
 
 
+_ROW = re.compile(r"\d+[:\-]")
+"""The opening of a listing's row: a search hit's or its context line's number (``464:``, ``465-``), a clock time."""
+
+
 def _goes_on(full: str, line: str) -> bool:
     """Whether ``line`` is the rest of ``full``, a line as long as the screen is wide: a wrap cuts anywhere, so the
     rest starts at a character (a line of its own after a full-width one most often starts indented or with a
-    keyword, a decorator, a comment or a closing bracket), or ``full`` leaves a double-quoted string open; a line a
-    program padded to the width (a rule, a progress column) is a line of its own."""
-    if not line or _PADDED.search(full):
+    keyword, a decorator, a comment, a closing bracket or a listing row's number), or ``full`` leaves a
+    double-quoted string open; a line a program padded to the width (a rule, a progress column) is a line of its
+    own."""
+    if not line or _PADDED.search(full) or _ROW.match(line):
         return False
     if full.replace('"""', "").count('"') % 2:
         return True

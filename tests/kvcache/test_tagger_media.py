@@ -7,10 +7,12 @@ import html
 import textwrap
 from pathlib import Path
 
+from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_media import (
     clean, clean_ansi, clean_cdata, clean_escaped_element, clean_filler, clean_html, clean_nbsp, clean_template,
     clean_terminal, clean_xml, prompts,
 )
+from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo
 
 SOURCE = Path(textwrap.__file__).read_text()
 PROMPT = "root@4c1d8e2a9b7f:/app# "
@@ -91,6 +93,22 @@ def test_terminal_wraps_joined_and_continuation_prompts_removed():
     ruled = "\n".join([PROMPT + "pytest", rule, "collected 3 items", rule.replace("test session starts", "FAILURES  "
                        "       "), "E   assert 1 == 2", PROMPT])
     assert clean_terminal(ruled) is None  # pytest pads its rules to the screen's width: they are no wraps
+
+
+def test_a_listing_row_after_a_line_as_long_as_the_longest_is_no_wrap():
+    """A pasted ``grep -n -A`` transcript whose command is as long as its longest hit: two lines of the same greatest
+    length read like a screen's width, but the rows after them open with their numbers: no line was wrapped, and
+    the definition in the hits is a signature."""
+    cmd = '$ grep -n -A5 -m1 -F "# The values can be deduced by examining" profile.py'
+    hit = "464:    # These values can be deduced by examining the callees and callers"
+    assert len(hit) == len(cmd)
+    rows = [hit, "465-    # of each function.", "466-", "467-    def calibrate(self, m, verbose=0):",
+            "468-        saved_bias = self.bias", "469-        return self._calibrate_inner(m, verbose)", "[exit 0]"]
+    text = "\n".join([cmd, *rows])
+    assert clean_terminal(text) is None
+    tags = StructureTagger().intervals(text, SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+    at = text.index("calibrate")
+    assert next(t for s, e, t in tags if s <= at < e).block_type == BlockType.FUNCTION_SIGNATURE
 
 
 PROMPTS = ["root@4c1d8e2a9b7f:/app# ", "(venv) dev@box:~/src$ ", "dev@MacBook-Pro repo % ", "dev@box ~/repo> ",
