@@ -957,7 +957,9 @@ def repr_strings(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
     """Python string literals shown as values (a tool's result printed with ``repr()``, a REPL's ``Out[n]:``, a
     subprocess's ``b'...'``, a value of a printed dict or dataclass, keyed by its name): one line each, its line
     breaks escaped, decoded; read by content (a file, a log), as a JSON string holding a result is. Literals inside
-    JSON strings are JSON's, not these, and so is a double-quoted one a JSON key holds or one alone on its line."""
+    JSON strings are JSON's, not these, and so is a double-quoted one a JSON key holds; one that is a JSON string
+    of its own, a key's value in no object (a ``repr()`` in double quotes, a result sent as ``json.dumps(text)``), is
+    read here."""
     if "\\n" not in text:
         return ()
     json_spans = [(js.start, js.end, js.key is not None) for js in string_values(text)]
@@ -972,7 +974,7 @@ def repr_strings(text: str, min_lines: int = 3) -> tuple[JsonString, ...]:
     out: list[JsonString] = []
     for start, end, key, body in sorted(found):
         if (body.count("\\n") < min_lines - 1 or out and start < out[-1].end
-                or any(a <= start < b and (a < start or keyed or key == "repr") for a, b, keyed in json_spans)):
+                or any(a <= start < b and (a < start or keyed) for a, b, keyed in json_spans)):
             continue
         decoded = _py_decode(body, start)
         if decoded is not None:

@@ -529,6 +529,8 @@ WRAPPERS = {  # how agents and tool protocols hand a file back, none of them ren
     "repr_result": lambda c: repr(c),
     "ipython_out_string": lambda c: f"In [3]: open('src/wrap.py').read()\nOut[3]: {c!r}\n",
     "bytes_repr": lambda c: repr(c.encode()),
+    "repr_double_quoted": lambda c: repr(c.replace('"', "'")),  # a file with no double quote: repr() writes "..."
+    "json_string_result": lambda c: json.dumps(c),  # a result sent as the JSON string itself, no object around it
     "json_in_json": lambda c: json.dumps({"type": "function_call_output", "call_id": "call_1",
                                           "output": json.dumps({"path": "src/wrap.py", "content": c})}),
     "crlf": lambda c: c.replace("\n", "\r\n"),
