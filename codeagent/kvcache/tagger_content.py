@@ -179,8 +179,9 @@ _GLYPH = r"(?:[⎿└├╰] +)?"
 _NUMBERED = re.compile(rf" *{_GLYPH}(?:Line |L)?(\d+)(?: *B?(?:->|>>)? *(?=\t))?(\t|→| *[|│] ?|:[ \t]?| +)")
 """A number, then (pdb's ``list``: `` 12 B->\tx``) a breakpoint's ``B`` and the current line's arrow, then a
 separator (a colon takes the one space or tab after it: ``12:\tx``)."""
-_BLAME = re.compile(r"\^?[0-9a-f]{7,40}(?: [^\s(]+)?\s+(?:\([^()\n]*?\s)?(\d+)(\) ?)")
-"""``git blame``: a commit, maybe the file, maybe ``(author date``, then the line number and ``) ``."""
+_BLAME = re.compile(r"\^?[0-9a-f]{7,40}(?: [^\s()]+)?\s+(?:\([^()\n]*?\s)?(\d+)(\) ?)")
+"""``git blame``: a commit, maybe the file, maybe ``(author date``, then the line number and ``) ``. The file holds
+no parenthesis: ``abc1234 140)    ([2, 3], 4)`` is line 140, not a file ``140)`` and line 4."""
 
 
 def numbered_rows(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, int]] | None:

@@ -147,6 +147,20 @@ def test_numbered_views_of_any_format(tagger, fmt):
     assert all(view[code] not in "\t→" for _s, code, e in rows if 0 <= code < e)  # the separator is not the code's
 
 
+def test_blame_rows_whose_code_opens_a_parenthesis(tagger):
+    """``git blame -s``: a row whose code is a parenthesised tuple (``abc1234 140)    ([2, 3], 4)``) is line 140 with
+    its code, not a file named ``140)`` on line 4; the rows' numbers go up, so the view is read as numbered and the
+    method below it keeps its header."""
+    code = ["class Pair:", "    cases = [", "        ([2, 3], 4),", "        ([5], 6),", "    ]", "",
+            "    def __getitem__(self, i):", "        return self.cases[i]"]
+    view = "".join(f"{'aea3f3f' if k % 2 else '54e82bf'} {n:>3}) {line}\n" for k, (n, line) in enumerate(
+        zip(range(138, 146), code)))
+    rows = numbered_rows(view)
+    assert rows is not None and all(view[c:e].rstrip("\n") == line for (_s, c, e), line in zip(rows, code))
+    ivs = tagger.intervals(view, SpanInfo(kind=K.TOOL_OUTPUT))
+    assert tag_of(view, ivs, "__getitem__").block_type == B.FUNCTION_SIGNATURE
+
+
 def test_search_hits_over_several_files_are_code_of_each_files_language(tagger):
     """``grep -rn``/``git grep -n`` output: every hit is a line of code in its file's language, context runs
     (``-C``) parse together, the ``path:12:`` prefix is NONE and the ``--`` between groups is not code."""
