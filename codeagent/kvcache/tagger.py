@@ -12,6 +12,7 @@ are TOOL_CALL, test logs and tool output are cut into ERROR and LOG lines, prose
 
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 from collections import deque
@@ -30,7 +31,7 @@ from codeagent.kvcache.tagger_content import (
     line_spans as _line_spans,
     CODE as _CODE_LINE, Hunk, JsonString, Runs, bare_grep_rows, best_language, carried_strings,
     code_literals, code_regions, ctags_rows, diff_hunks, escaped_whitespace, fence_segments, framed_rows, grep_rows,
-    indent_width as _indent_width, indented_rows, line_label, line_strings, MARKUP_LINE as _MARKUP_LINE,
+    indent_width as _indent_width, indented_rows, label_cuts, line_label, line_strings, MARKUP_LINE as _MARKUP_LINE,
     numbered_hunks, numbered_rows, outline_rows, prefixed_rows, PrefixedRows, string_values, YamlBlock,
     yaml_block_rows, yaml_blocks,
 )
@@ -1176,7 +1177,11 @@ class StructureTagger:
             default = "call"
         else:
             default = "prose"
-        result = self._content(text, language, default)
+        if default == "code":
+            return _normalize(sorted(self._content(text, language, default), key=itemgetter(0)), len(text))
+        result: list[Interval] = []
+        for start, end in itertools.pairwise([0, *label_cuts(text), len(text)]):  # a result after its label
+            result.extend(_shift(self._content(text[start:end], language, default), start))
         return _normalize(sorted(result, key=itemgetter(0)), len(text))
 
     def tag(self, text: str, offsets: Sequence[tuple[int, int]], info: SpanInfo) -> list[TokenTag]:

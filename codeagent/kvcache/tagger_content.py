@@ -7,6 +7,7 @@ or new, which JSON string holds a file and what language a piece of code is in.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -96,6 +97,30 @@ def line_label(line: str) -> int:
     if _WEAK.search(line):
         return WEAK
     return PROSE if len(line.split()) >= 3 else WEAK
+
+
+_LEAD_LABEL = re.compile(r"^[A-Z][a-z]+(?: [A-Za-z]+){0,2}: ", re.MULTILINE)
+_FENCE_LINE = re.compile(r"^[ \t]*(?:`{3}|~{3})", re.MULTILINE)
+
+
+def label_cuts(text: str) -> list[int]:
+    """Where a result starts after a label on its own first line (a ReAct scratchpad's ``Observation:     def f(x):``,
+    ``Output: import os``): the char after the label's colon and one space, when the rest of that line reads as code
+    and the next non-blank line is code, weak or indented too (a region follows, not a sentence); never inside a
+    fence. The rest keeps its indentation, so a view that starts inside a class parses as it does alone."""
+    cuts: list[int] = []
+    fences: list[int] | None = None  # where the fence lines start, found once a label is followed by code
+    for m in _LEAD_LABEL.finditer(text):
+        end = text.find("\n", m.end())
+        if end < 0 or line_label(text[m.end():end]) != CODE:
+            continue
+        nxt = next((ln for ln in text[end + 1:end + 2000].split("\n") if ln.strip()), "")
+        if not nxt or not (nxt[:1].isspace() or line_label(nxt) in (CODE, WEAK)):
+            continue
+        fences = [f.start() for f in _FENCE_LINE.finditer(text)] if fences is None else fences
+        if bisect.bisect(fences, m.start()) % 2 == 0:
+            cuts.append(m.end())
+    return cuts
 
 
 def line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -21,7 +21,7 @@ from codeagent.kvcache.tagger_calls import call_language, call_paths, is_command
 from codeagent.kvcache.tagger_content import (
     _LANG_HINTS, CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, WEAK as WEAK_LINE, bare_grep_rows,
     code_regions, fence_segments, framed_rows, grep_rows, indented_rows, json_strings, keyed_strings,
-    language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
+    label_cuts, language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
     _word_first,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
@@ -159,6 +159,23 @@ def test_blame_rows_whose_code_opens_a_parenthesis(tagger):
     assert rows is not None and all(view[c:e].rstrip("\n") == line for (_s, c, e), line in zip(rows, code))
     ivs = tagger.intervals(view, SpanInfo(kind=K.TOOL_OUTPUT))
     assert tag_of(view, ivs, "__getitem__").block_type == B.FUNCTION_SIGNATURE
+
+
+def test_a_result_on_its_labels_line_keeps_its_indentation(tagger):
+    """A ReAct scratchpad writes the tool's result after ``Observation: `` on the label's own line: a view that starts
+    inside a class (``Observation:     def lookup(...)``) is code from the char after the label's space, indented as
+    it was; a label before a sentence, or inside a fence, is no cut."""
+    text = ("Thought: I should read it.\nAction: read_file\nAction Input: {\"path\": \"ttk.py\"}\n"
+            "Observation:     def lookup(self, style, option, state=None):\n        return self.tk.call(style)\n\n"
+            "    def layout(self, style):\n        return style\nThought: done")
+    cut = text.index("    def lookup")
+    assert label_cuts(text) == [cut]
+    ivs = tagger.intervals(text, SpanInfo(kind=K.TEXT))
+    assert tag_of(text, ivs, "lookup(self").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "layout(self").block_type == B.FUNCTION_SIGNATURE
+    assert tag_of(text, ivs, "Observation").block_type == B.TEXT
+    assert label_cuts("Note: the value x = 1 is kept.\nIt stays so.\n") == []
+    assert label_cuts("```\nOutput: x = f(1)\n    y = 2\n```\n") == []
 
 
 def test_search_hits_over_several_files_are_code_of_each_files_language(tagger):
