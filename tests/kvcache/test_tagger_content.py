@@ -20,8 +20,8 @@ from codeagent.kvcache.tagger import StructureTagger
 from codeagent.kvcache.tagger_calls import call_language, call_paths, is_command, looks_like_test_log, tool_call_spans
 from codeagent.kvcache.tagger_content import (
     _LANG_HINTS, CODE as CODE_LINE, LOG as LOG_LINE, PROSE as PROSE_LINE, WEAK as WEAK_LINE, bare_grep_rows,
-    code_regions, fence_segments, framed_rows, grep_rows, indented_rows, json_strings, keyed_strings,
-    label_cuts, language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
+    code_regions, fence_segments, framed_rows, grep_rows, indented_rows, json_strings, keyed_strings, label_cuts,
+    language_candidates, line_label, numbered_hunks, numbered_rows, outline_rows, prefixed_rows, yaml_block_rows,
     _word_first,
 )
 from codeagent.kvcache.tags import BlockType, SegmentKind, SpanInfo, TokenTag
