@@ -1042,7 +1042,7 @@ def _python_closers(text: str) -> str:
     if header:  # a header cut inside its brackets: closed at its indent (at column 0 tree-sitter's scanner
         # misreads the block after), then its colon and a stub body
         return f"\n{header.group(1)}{closers}:\n{header.group(1)}    pass"
-    return "\n" + closers
+    return "\n" + line[:len(line) - len(line.lstrip())] + closers  # at column 0 it would end the scopes first
 
 
 _QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)')

@@ -1685,6 +1685,22 @@ def test_view_cut_inside_a_statement(tagger, piece):
                 assert tag_of(piece, ivs, line).block_type == B.FUNCTION_BODY, line
 
 
+def test_view_cut_inside_a_call_in_a_method(tagger):
+    """A view that starts inside one method and ends inside a call of the next, after an operator (matplotlib's
+    ``get_inner_bbox``, as smolagents printed it): the brackets close at the indent of the line that opened them, so
+    the method's scopes stay open; closed at column 0 they ended the class first, the reading that put the view
+    inside strings won, and the header was read as a docstring."""
+    text = ("        return bbox\n\n    def get_inner_bbox(self, rows=0, cols=0):\n        \"\"\"\n"
+            "        Return the inner bounding box.\n        \"\"\"\n        rows = np.atleast_1d(rows)\n\n"
+            "        bbox = Bbox.from_extents(\n            (self.lefts[cols[0]].value() +\n"
+            "                self.margins['left'][cols[0]].value() +\n")
+    for span in (SpanInfo(kind=K.FILE_VIEW, language="python"), SpanInfo(kind=K.TOOL_OUTPUT)):
+        ivs = tagger.intervals(text, span)
+        covered(text, ivs)
+        assert tag_of(text, ivs, "get_inner_bbox").block_type == B.FUNCTION_SIGNATURE, span.kind
+        assert tag_of(text, ivs, "rows = np").block_type == B.FUNCTION_BODY, span.kind
+
+
 def test_a_path_naming_a_test_runner_is_not_a_test_run(tagger):
     """``cat Lib/unittest/case.py`` shows a file; ``python -m unittest`` runs tests."""
     assert not looks_like_test_log(CODE, "cat Lib/unittest/case.py")
