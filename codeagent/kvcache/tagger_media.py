@@ -101,10 +101,11 @@ def clean_html(text: str) -> Cleaned | None:
     """A span written as HTML with its text escaped (a chat exported from a web UI, a page an agent fetched): the
     entities decoded, ``<pre>``/``<pre><code class="language-x">`` blocks as Markdown fences in that language,
     inline ``<code>`` as backticks, block elements as line breaks, other tags removed. Only a span that opens with a
-    tag and holds a ``<pre>`` or ``<code>`` element and at least two escaped entities is read so: a file whose
-    docstrings show HTML (``<div>this &lt;div&gt; ...``) stays as it is."""
-    if (not _OPENS_WITH_TAG.match(text) or "&" not in text or not _CODE_TAG.search(text)
-            or not _escapes(text)):
+    tag and holds a ``<pre>`` or ``<code>`` element and at least two escaped entities, or a code element naming its
+    language (``class="language-py"``: a short file with one ``-&gt;`` or none), is read so: a file whose docstrings
+    show HTML (``<div>this &lt;div&gt; ...``) stays as it is."""
+    if not _OPENS_WITH_TAG.match(text) or not _CODE_TAG.search(text) or not (
+            _escapes(text) or _LANG_CLASS.search(text)):
         return None
     return _rewrite(text, _HTML, _html_piece)
 

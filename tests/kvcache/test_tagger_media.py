@@ -73,6 +73,22 @@ def test_xml_report_read_as_its_text():
     assert clean_xml(pom) is None  # markup, one entity: a file of its own, not a carrier of text
 
 
+def test_a_code_element_naming_its_language_is_read_with_one_entity_or_none():
+    """A web UI's export of a short file: a ``<code class="language-py">`` element whose text escapes one ``->``
+    (or nothing) is read as code in that language, its header a signature; a page with one entity and no such element
+    stays as it is."""
+    code = "import os\n\n\ndef flags(character: str) -> int:"
+    for body in (html.escape(code), "import os\n\n\ndef flags(character):"):
+        text = ('<div class="tool-result"><div class="filename">utils.py</div><pre><code class="language-py">'
+                f"{body}</code></pre></div>")
+        got = clean_html(text)
+        assert got is not None and "```py\n" in got[0] and "def flags(character" in got[0]
+        ivs = StructureTagger().intervals(text, SpanInfo(kind=SegmentKind.TOOL_OUTPUT))
+        at = text.index("flags(")
+        assert next(t for s, e, t in ivs if s <= at < e).block_type == BlockType.FUNCTION_SIGNATURE
+    assert clean_html("<div><pre>a -&gt; b</pre></div>") is None
+
+
 def test_terminal_wraps_joined_and_continuation_prompts_removed():
     long = '    raise ValueError(f"Data type {dtype} not supported by the interchange protocol at all")'
     full = "    def _dtype_from_pandasdtype(self, dtype) -> tuple[DtypeKind, int, str]:"  # a line of its own
