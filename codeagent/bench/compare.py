@@ -113,15 +113,13 @@ def press_leads(rows: Sequence[Row]) -> list[dict[str, Any]]:
             continue
         presses = {m: v for (f, m, b), v in cells.items() if f == family and b == budget and m.startswith(PRESS)}
         for style in ["all", *sorted({styles[t] for t in ours})] if len(set(styles.values())) > 1 else ["all"]:
-            def tasks(press: dict[str, float]) -> list[tuple[float, float, float]]:
-                return [(ours[t], press[t], full[t]) for t in ours
-                        if t in press and t in full and style in ("all", styles[t])]
-            scored = [(retention([(p, f) for _, p, f in tasks(v)]), m) for m, v in presses.items()]
-            scored = [(s, m) for s, m in scored if s is not None]
+            mine = {t: v for t, v in ours.items() if t in full and style in ("all", styles[t])}
+            samples = {m: [(mine[t], v[t], full[t]) for t in mine if t in v] for m, v in presses.items()}
+            scored = [(r, m) for m, sample in samples.items() if (r := retention([t[1:] for t in sample])) is not None]
             if not scored:
                 continue
             best_ret, best = max(scored)
-            sample = tasks(presses[best])
+            sample = samples[best]
             ci = interval(sample, lead)
             out.append({"family": family, "budget": budget, "style": style, "method": method, "n": len(sample),
                         "ret_top1": retention([(o, f) for o, _, f in sample]), "press": best,
