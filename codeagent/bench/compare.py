@@ -13,7 +13,7 @@ import random
 from collections import defaultdict
 from typing import Any, Callable, Sequence
 
-from codeagent.bench.metrics import Row
+from codeagent.bench.metrics import Row, full_rows, retention as ratio
 
 RESAMPLES = 2000
 """Bootstrap resamples per interval."""
@@ -44,9 +44,8 @@ def interval(tasks: Sample, stat: Callable[[Sample], float | None], resamples: i
 
 
 def retention(tasks: Sample) -> float | None:
-    """``(method, full)`` per task: sum of the method's over sum of the full cache's; None when the full sum is 0."""
-    full = sum(t[1] for t in tasks)
-    return None if full <= 0 else sum(t[0] for t in tasks) / full
+    """``(method, full)`` per task: sum of the method's over sum of the full cache's (``metrics.retention``)."""
+    return ratio(sum(t[0] for t in tasks), sum(t[1] for t in tasks))
 
 
 def lead(tasks: Sample) -> float | None:
@@ -73,12 +72,8 @@ def _top1(rows: Sequence[Row]) -> dict[tuple[str, str, float], dict[str, float]]
 
 
 def _full(rows: Sequence[Row]) -> dict[str, float]:
-    """The full cache's top-1 per task (budget 1.0 first)."""
-    full: dict[str, float] = {}
-    for r in sorted((r for r in rows if r.method == "full" and not r.error and r.top1 is not None),
-                    key=lambda r: r.budget == 1.0):
-        full[r.task_id] = float(r.top1)
-    return full
+    """The full cache's top-1 per task (``metrics.full_rows``)."""
+    return {t: float(r.top1) for t, r in full_rows(rows).items() if r.top1 is not None}
 
 
 def _style(row: Row) -> str:

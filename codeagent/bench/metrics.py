@@ -128,3 +128,15 @@ class Row(BaseModel):
     def key(self) -> tuple[str, str, float]:
         """(task_id, method, budget): what identifies a row for resuming."""
         return (self.task_id, self.method, float(self.budget))
+
+
+def full_rows(rows: Sequence[Row]) -> dict[str, Row]:
+    """The full-cache row per task (method ``full``, no error): the one at budget 1.0, else the largest budget."""
+    best: dict[str, Row] = {}
+    for r in rows:
+        if r.method != "full" or r.error:
+            continue
+        cur = best.get(r.task_id)
+        if cur is None or (r.budget == 1.0) > (cur.budget == 1.0) or (cur.budget != 1.0 and r.budget > cur.budget):
+            best[r.task_id] = r
+    return best

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from codeagent.bench import compare
-from codeagent.bench.metrics import LOGPROB_METRICS, RATIO_METRICS, Row, retention
+from codeagent.bench.metrics import LOGPROB_METRICS, RATIO_METRICS, Row, full_rows, retention
 from codeagent.errors import InputError
 
 FULL = "full"
@@ -128,18 +128,6 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def _full_rows(rows: Sequence[Row]) -> dict[str, Row]:
-    """The full-cache row per task: the one at budget 1.0, else the largest budget."""
-    best: dict[str, Row] = {}
-    for r in rows:
-        if r.method != FULL or r.error:
-            continue
-        cur = best.get(r.task_id)
-        if cur is None or (r.budget == 1.0) > (cur.budget == 1.0) or (cur.budget != 1.0 and r.budget > cur.budget):
-            best[r.task_id] = r
-    return best
-
-
 def _group_summary(family: str, method: str, budget: float, group: Sequence[Row], full: dict[str, Row]) -> dict[str, Any]:
     ok = [r for r in group if not r.error]
     out: dict[str, Any] = {"family": family, "method": method, "budget": budget,
@@ -165,7 +153,7 @@ def summarise(rows: Sequence[Row]) -> list[dict[str, Any]]:
     full-cache value, relative to the full cache's mean over those same tasks; ``ret_top1_ci`` is the
     top-1 retention's paired bootstrap interval over those tasks (``codeagent.bench.compare``).
     """
-    full = _full_rows(rows)
+    full = full_rows(rows)
     families = list(dict.fromkeys(r.family for r in rows))
     seen = list(dict.fromkeys(r.method for r in rows))
     methods = sorted(seen, key=lambda m: (m != FULL, seen.index(m)))

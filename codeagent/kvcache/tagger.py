@@ -1177,10 +1177,9 @@ class StructureTagger:
             default = "call"
         else:
             default = "prose"
-        if default == "code":
-            return _normalize(sorted(self._content(text, language, default), key=itemgetter(0)), len(text))
+        cuts = label_cuts(text) if default != "code" else []  # a result after its label: read from there
         result: list[Interval] = []
-        for start, end in itertools.pairwise([0, *label_cuts(text), len(text)]):  # a result after its label
+        for start, end in itertools.pairwise([0, *cuts, len(text)]):
             result.extend(_shift(self._content(text[start:end], language, default), start))
         return _normalize(sorted(result, key=itemgetter(0)), len(text))
 
